@@ -1,0 +1,59 @@
+# snnbench: `make run` runs the default experiment, `make test` runs the tests.
+# Environments live at the repo root: .venv (workflow, NEST, tests); later simulators whose
+# pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml.
+PYTHON ?= python3
+VENV := .venv
+ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
+SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
+# The pinned `name==version` lines of conda env files' pip sections.
+pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+
+.PHONY: env run report test lint format bench rerun rerun-failed clean
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: $(ENVS)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet $(call pip_pins,$(ENVS))
+	touch $@
+
+## run: run the default experiment (config/config.yaml); tables and figures land in results/
+run: env
+	$(SNAKEMAKE) $(ARGS)
+
+## report: a self-contained HTML report of the finished experiment(s)
+report: env
+	$(SNAKEMAKE) $(ARGS) --report results/report.html
+
+## test: all tests, the end-to-end ones included
+test: env
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: env
+	$(VENV)/bin/snakemake --lint
+	$(VENV)/bin/snakefmt --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: env
+	$(VENV)/bin/snakefmt .
+	$(VENV)/bin/ruff format .
+
+## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
+bench: env
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+
+## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
+rerun: env
+	@test -n "$(POINT)" || { echo "usage: make rerun POINT=results/<experiment>/<simulator>/<shape>/<scale>/seed<k>"; exit 2; }
+	$(SNAKEMAKE) $(ARGS) --forcerun $(POINT:%/=%)/record.json
+
+## rerun-failed: recompute every point whose record says failed
+rerun-failed: env
+	@failed="$$(PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.failed)"; \
+	if [ -z "$$failed" ]; then echo "no failed points"; else $(SNAKEMAKE) $(ARGS) --forcerun $$failed; fi
+
+clean:
+	rm -rf .snakemake logs benchmarks
+	find results -mindepth 1 ! -name README.md -exec rm -rf {} +

@@ -1,0 +1,28 @@
+# snnbench: benchmarks of spiking neuronal network simulators on the PD14 cortical microcircuit.
+# configure -> execute -> collect -> analyze; the rules are in workflow/rules/, the logic in
+# workflow/rules/common.smk and the Python package under scripts/snnbench/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/configure.smk"
+include: "workflow/rules/execute.smk"
+include: "workflow/rules/collect.smk"
+include: "workflow/rules/analyze.smk"
+
+
+localrules:
+    all,
+
+
+rule all:
+    input:
+        get_final_output(),

@@ -1,0 +1,168 @@
+"""Run one scaling point in a child process and write its record, whatever happens to the run.
+
+The simulation runs in a fresh process (or MPI job) so that a crash, a kill by the
+out-of-memory killer or a time-out cannot take the record with it: such a point is recorded
+with status `failed` and the reason, and the workflow goes on with the other points.
+An interrupt of the workflow itself (SIGINT/SIGTERM to this process) leaves no record, so the
+point counts as not run and is redone when the workflow resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from snnbench import activity, pd14, provenance, record
+from snnbench.config import REPO
+
+SCRIPTS = REPO / "scripts"
+
+
+class PointFailed(Exception):
+    """The run did not produce a result; the message is the reason recorded."""
+
+
+def launch_command(spec: dict, spec_path: Path, rank_dir: Path, python: str) -> list[str]:
+    """The command that runs the point: plain Python for one rank, an MPI launcher for more."""
+    res = spec["resources"]
+    command = [python, "-m", "snnbench.simulate", str(spec_path), str(rank_dir)]
+    if res["ranks"] == 1:
+        return command
+    if res["nodes"] > 1 and "SLURM_JOB_ID" not in os.environ:
+        raise PointFailed(f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm")
+    launcher = shutil.which("mpirun")
+    if launcher is None:
+        raise PointFailed(
+            f"a {res['ranks']}-rank point needs an MPI launcher (mpirun) and a simulator built with MPI; none on PATH"
+        )
+    # --bind-to none: let each rank's OpenMP threads use all cores given to it.
+    return [launcher, "-n", str(res["ranks"]), "--bind-to", "none", *command]
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        name = signal.Signals(-code).name
+        hint = " (the out-of-memory killer sends SIGKILL)" if name == "SIGKILL" else ""
+        return f"killed by {name}{hint}"
+    return f"exited with code {code}"
+
+
+def _last_lines(path: Path, n: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: int) -> None:
+    """Run the simulation; raise PointFailed if it does not finish cleanly in time."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SCRIPTS), env.get("PYTHONPATH")]))
+    env["OMP_NUM_THREADS"] = str(threads)
+    with open(log_path, "ab") as log:
+        log.write(f"[snnbench] running: {' '.join(command)}\n".encode())
+        log.flush()
+        # A session of its own, so a time-out can kill the whole process group (MPI ranks too).
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+        def forward(signum, frame):
+            # The workflow is being interrupted: stop the run and leave no record.
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            sys.exit(128 + signum)
+
+        previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            try:
+                code = child.wait(timeout=time_limit_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+                raise PointFailed(f"exceeded its time limit of {time_limit_s:g} s and was killed") from None
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+    if code != 0:
+        raise PointFailed(f"simulation {_describe_exit(code)}; last log lines:\n{_last_lines(log_path)}")
+
+
+def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) -> dict:
+    model = spec["model"]
+    merged = record.merge_ranks(ranks)
+    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
+    t_sim_s = model["t_sim_ms"] * 1e-3
+    if model["record_spikes"]:
+        stats = activity.population_stats(
+            senders, times, ranks[0]["population_first_ids"], net.num_neurons.tolist(), model["t_sim_ms"]
+        )
+        reference = pd14.reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
+        verdict = activity.verdict(stats, bounds, reference)
+        populations = stats.reset_index().to_dict(orient="records")
+    else:
+        verdict, populations = activity.unchecked("spikes not recorded (pd14.record_spikes: false)"), []
+    return {
+        "phases_s": merged["phases_s"],
+        "real_time_factor": merged["phases_s"]["simulate"] / t_sim_s,
+        "simulator_timers_s": merged["simulator_timers_s"],
+        "memory": merged["memory"],
+        "network": {
+            "num_neurons": net.total_neurons,
+            "num_synapses": merged["num_synapses"],
+            "expected_synapses": net.total_synapses,
+        },
+        "populations": populations,
+        "activity": verdict,
+        "simulator": {
+            "name": spec["simulator"],
+            "version": ranks[0]["simulator_version"],
+            **ranks[0]["simulator_info"],
+        },
+        "ranks": ranks,
+    }
+
+
+def run_point(
+    spec_path: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict, time_limit_s: float
+) -> dict:
+    spec = json.loads(Path(spec_path).read_text())
+    rec = {
+        "schema_version": record.SCHEMA_VERSION,
+        "point": spec,
+        "status": "failed",
+        "failure": None,
+        "provenance": provenance.collect(spec),
+    }
+    senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
+        rank_dir = Path(tmp)
+        try:
+            command = launch_command(spec, Path(spec_path), rank_dir, sys.executable)
+            run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads_per_rank"])
+            rank_files = sorted(rank_dir.glob("rank*.json"))
+            ranks = [json.loads(f.read_text()) for f in rank_files]
+            if len(ranks) != spec["resources"]["ranks"]:
+                raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
+            senders, times = record.merge_spikes(sorted(rank_dir.glob("rank*.npz")))
+            rec.update(build_record(spec, ranks, senders, times, bounds))
+            rec["status"] = "ok"
+        except PointFailed as failure:
+            rec["failure"] = {"reason": str(failure)}
+    rec["wall_time_s"] = time.perf_counter() - start
+    np.savez_compressed(spikes_path, senders=senders, times_ms=times)
+    # np.savez appends .npz when missing; the rules always name the file *.npz.
+    record.write(rec, Path(record_path))
+    with open(log_path, "a") as log:
+        log.write(
+            f"[snnbench] status {rec['status']}" + (f": {rec['failure']['reason']}\n" if rec["failure"] else "\n")
+        )
+    return rec

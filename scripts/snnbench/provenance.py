@@ -1,0 +1,104 @@
+"""Where, when, with what and from which workflow version a point ran."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import platform
+import socket
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parent
+
+# Packages whose versions go into every record (where installed in the running environment).
+PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "pynn")
+# Variables that shape threading, MPI and scheduling.
+ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def workflow_version() -> dict:
+    commit = _git("rev-parse", "HEAD")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
+
+
+def benchmark_hash(simulator: str) -> str:
+    """Hash of the code that defines the benchmark (model parameters, driver, backend): two
+    records with the same hash ran the same benchmark, whatever the workflow commit."""
+    files = [PACKAGE / "pd14.py", PACKAGE / "simulate.py", PACKAGE / "simulators" / f"{simulator.replace('-', '_')}.py"]
+    digest = hashlib.sha256()
+    for f in files:
+        if f.exists():
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def package_versions() -> dict:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def slurm() -> dict | None:
+    if "SLURM_JOB_ID" not in os.environ:
+        return None
+    keys = {
+        "job_id": "SLURM_JOB_ID",
+        "node_list": "SLURM_JOB_NODELIST",
+        "partition": "SLURM_JOB_PARTITION",
+        "ntasks": "SLURM_NTASKS",
+        "cpus_per_task": "SLURM_CPUS_PER_TASK",
+        "account": "SLURM_JOB_ACCOUNT",
+    }
+    return {k: os.environ.get(v) for k, v in keys.items()}
+
+
+def collect(spec: dict) -> dict:
+    """Provenance of the machine and environment this process runs in."""
+    from snnbench.config import canonical_hash
+
+    return {
+        "spec_hash": canonical_hash(spec),
+        "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "workflow": workflow_version(),
+        "benchmark_hash": benchmark_hash(spec["simulator"]),
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "packages": package_versions(),
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "cpu_model": cpu_model(),
+            "logical_cpus": os.cpu_count(),
+            "usable_cpus": len(os.sched_getaffinity(0)),
+            "load_average_1_5_15": list(os.getloadavg()),
+        },
+        "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "slurm": slurm(),
+    }

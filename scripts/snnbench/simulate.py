@@ -1,0 +1,78 @@
+"""Run one scaling point in this process (one MPI rank): `python -m snnbench.simulate SPEC OUTDIR`.
+
+Calls the backend's phases in order, times each call, and writes `rank<r>.json` (times,
+simulator timers, memory, counts) and `rank<r>.npz` (the rank's spikes) into OUTDIR. The
+parent process (`snnbench.execute`) merges the ranks into the point's record.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from snnbench.simulators import get_backend
+from snnbench.simulators.base import PHASES
+
+
+def memory_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmHWM = peak resident set)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    raise KeyError(field)
+
+
+def run(spec: dict, outdir: Path) -> Path:
+    backend = get_backend(spec["simulator"])(spec)
+    phases_s, rss_mb, timers = {}, {}, {"start": {}}
+    for phase in PHASES:
+        start = time.perf_counter()
+        getattr(backend, phase)()
+        phases_s[phase] = time.perf_counter() - start
+        rss_mb[phase] = memory_mb("VmRSS")
+        timers[phase] = backend.timers()
+    out = backend.output()
+
+    # The simulator's timers are cumulative; report what each phase added.
+    simulator_timers = {}
+    previous = {}
+    for phase in PHASES:
+        delta = {k: v - previous.get(k, 0.0) for k, v in timers[phase].items()}
+        simulator_timers[phase] = {k: v for k, v in delta.items() if v > 0}
+        previous = timers[phase]
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(outdir / f"rank{out.rank}.npz", senders=out.spike_senders, times_ms=out.spike_times_ms)
+    rank_record = {
+        "rank": out.rank,
+        "num_ranks": out.num_ranks,
+        "threads": out.threads,
+        "host": socket.gethostname(),
+        "phases_s": phases_s,
+        "rss_after_phase_mb": rss_mb,
+        "peak_rss_mb": memory_mb("VmHWM"),
+        "simulator_timers_s": simulator_timers,
+        "local_synapses": out.local_synapses,
+        "population_first_ids": out.population_first_ids,
+        "local_spikes": int(out.spike_senders.size),
+        "simulator_version": out.simulator_version,
+        "simulator_info": out.simulator_info,
+    }
+    path = outdir / f"rank{out.rank}.json"
+    path.write_text(json.dumps(rank_record, indent=1))
+    return path
+
+
+def main(argv: list[str]) -> int:
+    spec_path, outdir = Path(argv[0]), Path(argv[1])
+    run(json.loads(spec_path.read_text()), outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,66 @@
+"""The interface every simulator backend implements.
+
+A backend builds and runs PD14 in phases; the driver (`snnbench.simulate`) times each phase
+call from outside, so all simulators are timed the same way. Adding a simulator means adding
+one module with one `Backend` subclass and naming it in `snnbench.simulators.BACKENDS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# The simulator-neutral phases, in the order the driver calls them.
+PHASES = ("setup", "create", "connect", "prepare", "presimulate", "simulate")
+
+
+@dataclass
+class RankOutput:
+    """What one rank reports after the run (spikes are local to the rank)."""
+
+    rank: int
+    num_ranks: int
+    threads: int
+    local_synapses: int  # recurrent synapses held by this rank
+    population_first_ids: list[int]  # id of the first neuron of each population
+    spike_senders: np.ndarray
+    spike_times_ms: np.ndarray
+    simulator_version: str
+    simulator_info: dict = field(default_factory=dict)
+
+
+class Backend:
+    """One simulator running PD14. Subclasses implement each phase as a method."""
+
+    name = "abstract"
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+        self.model = spec["model"]
+
+    # Phases: each called exactly once, in PHASES order.
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def create(self) -> None:
+        raise NotImplementedError
+
+    def connect(self) -> None:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        raise NotImplementedError
+
+    def presimulate(self) -> None:
+        raise NotImplementedError
+
+    def simulate(self) -> None:
+        raise NotImplementedError
+
+    def timers(self) -> dict[str, float]:
+        """The simulator's own cumulative timers (seconds), read after every phase."""
+        return {}
+
+    def output(self) -> RankOutput:
+        raise NotImplementedError

@@ -1,0 +1,134 @@
+"""PD14 on NEST (PyNEST), threads and MPI ranks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snnbench import pd14
+from snnbench.simulators.base import Backend, RankOutput
+
+
+class NestBackend(Backend):
+    name = "nest"
+
+    def setup(self) -> None:
+        import nest  # imported here so that the import is timed as part of setup
+
+        self.nest = nest
+        nest.verbosity = nest.VerbosityLevel.WARNING
+        nest.ResetKernel()
+        nest.local_num_threads = self.spec["resources"]["threads_per_rank"]
+        nest.resolution = pd14.DT_MS
+        nest.rng_seed = self.spec["seed"]
+        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+
+    def create(self) -> None:
+        nest, net = self.nest, self.net
+        self.populations = []
+        for i, size in enumerate(net.num_neurons):
+            population = nest.Create(
+                "iaf_psc_exp",
+                size,
+                params={
+                    "C_m": pd14.NEURON["C_m_pF"],
+                    "tau_m": pd14.NEURON["tau_m_ms"],
+                    "tau_syn_ex": pd14.NEURON["tau_syn_ms"],
+                    "tau_syn_in": pd14.NEURON["tau_syn_ms"],
+                    "t_ref": pd14.NEURON["t_ref_ms"],
+                    "E_L": pd14.NEURON["E_L_mV"],
+                    "V_th": pd14.NEURON["V_th_mV"],
+                    "V_reset": pd14.NEURON["V_reset_mV"],
+                    "I_e": net.dc_amp_pA[i],
+                },
+            )
+            population.V_m = nest.random.normal(pd14.V0_MEAN_MV[i], pd14.V0_SD_MV[i])
+            self.populations.append(population)
+        if net.input == "poisson":
+            self.generators = nest.Create("poisson_generator", len(pd14.POPULATIONS))
+            self.generators.rate = net.poisson_rate_hz.tolist()
+        if self.model["record_spikes"]:
+            # Record the measured window only: the presimulation is the start-up transient.
+            self.recorder = nest.Create("spike_recorder", params={"start": self.model["t_presim_ms"]})
+        # One synapse-model copy per source population keeps each model below NEST's limit of
+        # about 134 M connections per virtual process and synapse model (full scale, few VPs).
+        self.synapse_models = []
+        for name in pd14.POPULATIONS:
+            model = f"pd14_from_{name}"
+            nest.CopyModel("static_synapse", model)
+            self.synapse_models.append(model)
+
+    def connect(self) -> None:
+        nest, net = self.nest, self.net
+        for t, target in enumerate(self.populations):
+            for s, source in enumerate(self.populations):
+                if net.num_synapses[t, s] == 0:
+                    continue
+                mean_w, sd_w = net.weight_mean_pA[t, s], net.weight_sd_pA[t, s]
+                # Weights and delays are redrawn (not clipped) until they have the right sign / exceed dt.
+                weight = nest.math.redraw(
+                    nest.random.normal(mean_w, sd_w),
+                    min=0.0 if mean_w > 0 else -np.inf,
+                    max=np.inf if mean_w > 0 else 0.0,
+                )
+                delay = nest.math.redraw(
+                    nest.random.normal(net.delay_mean_ms[t, s], net.delay_sd_ms[t, s]),
+                    min=pd14.DT_MS - 0.5 * pd14.DT_MS,
+                    max=np.inf,
+                )
+                nest.Connect(
+                    source,
+                    target,
+                    conn_spec={"rule": "fixed_total_number", "N": int(net.num_synapses[t, s])},
+                    syn_spec={"synapse_model": self.synapse_models[s], "weight": weight, "delay": delay},
+                )
+        for i, target in enumerate(self.populations):
+            if net.input == "poisson":
+                nest.Connect(
+                    self.generators[i],
+                    target,
+                    "all_to_all",
+                    {"weight": net.weight_ext_pA, "delay": pd14.DELAY_EXT_MS},
+                )
+            if self.model["record_spikes"]:
+                nest.Connect(target, self.recorder)
+
+    def prepare(self) -> None:
+        self.nest.Prepare()
+
+    def presimulate(self) -> None:
+        if self.model["t_presim_ms"] > 0:
+            self.nest.Run(self.model["t_presim_ms"])
+
+    def simulate(self) -> None:
+        self.nest.Run(self.model["t_sim_ms"])
+        self.nest.Cleanup()
+
+    def timers(self) -> dict[str, float]:
+        status = self.nest.GetKernelStatus()
+        # Per-thread timers come as arrays: the slowest thread is what the rank waits for.
+        return {key: float(np.max(value)) for key, value in status.items() if key.startswith("time_")}
+
+    def output(self) -> RankOutput:
+        nest = self.nest
+        if self.model["record_spikes"]:
+            events = self.recorder.get("events")
+            senders, times = np.asarray(events["senders"]), np.asarray(events["times"])
+        else:
+            senders, times = np.zeros(0, dtype=int), np.zeros(0)
+        build = nest.GetKernelStatus("build_info")
+        return RankOutput(
+            rank=nest.Rank(),
+            num_ranks=nest.NumProcesses(),
+            threads=nest.local_num_threads,
+            local_synapses=int(sum(nest.GetDefaults(m, "num_connections") for m in self.synapse_models)),
+            population_first_ids=[int(p[0].global_id) for p in self.populations],
+            spike_senders=senders.astype(np.int64),
+            spike_times_ms=times.astype(float),
+            simulator_version=build["version"],
+            simulator_info={
+                "have_mpi": bool(build["have_mpi"]),
+                "threads_model": build["threads_model"],
+                "detailed_timers": "time_update" in nest.GetKernelStatus(),
+                "total_num_virtual_procs": nest.total_num_virtual_procs,
+            },
+        )

@@ -1,0 +1,156 @@
+"""Records -> tidy tables (pandas): one row per point, and one row per point and rank.
+
+This is the one place a metric becomes a column. The activity verdict is recomputed here with
+the current bounds from the config, so changing a tolerance re-judges points without rerunning
+them; the record keeps the verdict it was written with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from snnbench import activity, pd14
+from snnbench.simulators.base import PHASES
+
+PHASE_COLUMNS = [f"time_{p}_s" for p in (*PHASES, "total")]
+
+
+def _point_columns(spec: dict) -> dict:
+    res, model = spec["resources"], spec["model"]
+    return {
+        "experiment": spec["experiment"],
+        "simulator": spec["simulator"],
+        "scaling": spec["scaling"],
+        "nodes": res["nodes"],
+        "ranks_per_node": res["ranks_per_node"],
+        "threads_per_rank": res["threads_per_rank"],
+        "ranks": res["ranks"],
+        "vps": res["virtual_processes"],
+        "shape": f"{res['nodes']}x{res['ranks_per_node']}x{res['threads_per_rank']}",
+        "neuron_scale": model["neuron_scale"],
+        "indegree_scale": model["indegree_scale"],
+        "input": model["input"],
+        "t_presim_ms": model["t_presim_ms"],
+        "t_sim_ms": model["t_sim_ms"],
+        "seed": spec["seed"],
+        "path": spec["path"],
+    }
+
+
+def read_benchmark(path: Path | None) -> dict:
+    """Snakemake's own measurement of the execute job (the second, independent timing source)."""
+    if path is None or not Path(path).exists():
+        return {}
+    bench = pd.read_csv(path, sep="\t")
+    if bench.empty:
+        return {}
+    return {
+        "job_wall_s": float(bench["s"].iloc[-1]),
+        "job_max_rss_mb": pd.to_numeric(bench["max_rss"], errors="coerce").iloc[-1],
+    }
+
+
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+    spec, prov = rec["point"], rec["provenance"]
+    row = _point_columns(spec)
+    row.update(
+        {
+            "status": rec["status"],
+            "failure_reason": (rec["failure"] or {}).get("reason", ""),
+            "wall_time_s": rec["wall_time_s"],
+            "host": prov["host"]["hostname"],
+            "cpu_model": prov["host"]["cpu_model"],
+            "load_average_1min": prov["host"]["load_average_1_5_15"][0],
+            "git_commit": prov["workflow"]["git_commit"],
+            "git_dirty": prov["workflow"]["git_dirty"],
+            "benchmark_hash": prov["benchmark_hash"],
+            "started_utc": prov["started_utc"],
+            "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+        }
+    )
+    row.update(benchmark or {})
+    if rec["status"] != "ok":
+        row["valid"] = False
+        return row
+    row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
+    row["real_time_factor"] = rec["real_time_factor"]
+    row.update(rec["memory"])
+    row.update(rec["network"])
+    row["simulator_version"] = rec["simulator"]["version"]
+    for phase, timers in rec["simulator_timers_s"].items():
+        row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+
+    if rec["populations"]:
+        stats = pd.DataFrame(rec["populations"]).set_index("population")
+        model = spec["model"]
+        reference = pd14.reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
+        verdict = activity.verdict(stats, bounds, reference)
+        for name, pop in stats.iterrows():
+            row[f"rate_{name}_hz"] = pop["rate_hz"]
+            row[f"cv_isi_{name}"] = pop["cv_isi"]
+    else:
+        verdict = rec["activity"]
+    row["activity_checked"] = verdict["checked"]
+    row["activity_plausible"] = verdict["plausible"]
+    row["activity_problems"] = "; ".join(verdict["problems"])
+    ref = verdict["reference"]
+    row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
+    row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
+    # Sanity before performance: only plausible (or unchecked) finished runs are results.
+    row["valid"] = verdict["plausible"] is not False
+    return row
+
+
+def rank_rows(rec: dict) -> list[dict]:
+    base = _point_columns(rec["point"])
+    rows = []
+    for r in rec.get("ranks", []):
+        row = dict(base)
+        row.update(
+            {
+                "rank": r["rank"],
+                "host": r["host"],
+                "peak_rss_mb": r["peak_rss_mb"],
+                "local_synapses": r["local_synapses"],
+            }
+        )
+        row.update({f"time_{p}_s": t for p, t in r["phases_s"].items()})
+        rows.append(row)
+    return rows
+
+
+def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
+    """Parallel efficiency of the simulate phase against the smallest VP count of the same
+    experiment, simulator and (for strong scaling) model size, from medians over seeds.
+
+    strong: E = T(v0) v0 / (T(v) v); weak: E = T(v0) / T(v).
+    """
+    points = points.copy()
+    points["efficiency"] = np.nan
+    if "time_simulate_s" not in points:
+        return points
+    valid = points[points["valid"]]
+    for _, group in valid.groupby(["experiment", "simulator"]):
+        keys = ["neuron_scale", "indegree_scale"] if group["scaling"].iloc[0] == "strong" else []
+        for _, sub in group.groupby(keys) if keys else [(None, group)]:
+            median = sub.groupby("vps")["time_simulate_s"].median()
+            v0, t0 = median.index.min(), median.loc[median.index.min()]
+            for idx, row in sub.iterrows():
+                ratio = t0 / row["time_simulate_s"]
+                points.loc[idx, "efficiency"] = ratio * v0 / row["vps"] if row["scaling"] == "strong" else ratio
+    return points
+
+
+def collect(record_paths: list, bounds: dict, benchmark_paths: list | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    benchmark_paths = benchmark_paths or [None] * len(record_paths)
+    rows, ranks = [], []
+    for path, bench in zip(record_paths, benchmark_paths, strict=True):
+        rec = json.loads(Path(path).read_text())
+        rows.append(point_row(rec, bounds, read_benchmark(bench)))
+        ranks += rank_rows(rec)
+    points = add_efficiency(pd.DataFrame(rows))
+    return points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True), pd.DataFrame(ranks)

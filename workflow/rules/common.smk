@@ -1,0 +1,81 @@
+# Shared logic: config validation, the point table and every input/param/resource function.
+# Rule files only declare rules.
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
+
+from snnbench import config as snnconfig  # noqa: E402
+from snnbench import figures  # noqa: E402
+
+validate(config, "../schemas/config.schema.yaml")
+try:
+    snnconfig.check(config)
+except snnconfig.ConfigError as error:
+    raise WorkflowError(f"Error in config: {error}")
+
+# Every scaling point of every configured experiment, keyed by its results directory.
+POINTS = snnconfig.all_points(config)
+EXPERIMENTS = [experiment["name"] for experiment in config["experiments"]]
+SIMULATORS = sorted({spec["simulator"] for spec in POINTS.values()})
+POINT = "results/{experiment}/{simulator}/{shape}/{scale}/seed{seed}"
+POINT_LOG = "{experiment}/{simulator}/{shape}/{scale}/seed{seed}"
+
+
+wildcard_constraints:
+    experiment="|".join(EXPERIMENTS),
+    simulator="|".join(SIMULATORS),
+    shape=r"nodes\d+_ranks\d+_threads\d+",
+    scale=r"N[0-9.e+-]+_K[0-9.e+-]+",
+    seed=r"\d+",
+    figure="|".join(figures.FIGURES),
+
+
+def get_point_spec(wildcards):
+    path = POINT.format(**wildcards)
+    if path not in POINTS:
+        raise WorkflowError(f"{path} is not a point of the configured experiments")
+    return POINTS[path]
+
+
+def get_point_threads(wildcards):
+    return get_point_spec(wildcards)["resources"]["virtual_processes"]
+
+
+def get_point_mem_mb(wildcards):
+    return snnconfig.estimate_mem_mb(get_point_spec(wildcards))
+
+
+def get_point_runtime_min(wildcards):
+    # The scheduler's limit leaves the run's own time limit room to record a time-out.
+    return int(snnconfig.time_limit_s(config, get_point_spec(wildcards)) / 60) + 5
+
+
+def _experiment_points(experiment):
+    return [path for path, spec in POINTS.items() if spec["experiment"] == experiment]
+
+
+def get_experiment_records(wildcards):
+    return [f"{path}/record.json" for path in _experiment_points(wildcards.experiment)]
+
+
+def get_experiment_benchmarks(wildcards):
+    return [
+        path.replace("results/", "benchmarks/execute/", 1) + ".tsv" for path in _experiment_points(wildcards.experiment)
+    ]
+
+
+def get_final_output():
+    outputs = ["results/points.csv"]
+    for experiment in EXPERIMENTS:
+        outputs.append(f"results/{experiment}/points.csv")
+        outputs += expand(
+            "results/{experiment}/figures/{figure}.{ext}",
+            experiment=experiment,
+            figure=figures.FIGURES,
+            ext=["png", "pdf"],
+        )
+    return outputs

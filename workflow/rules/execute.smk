@@ -1,0 +1,20 @@
+rule execute_point:
+    input:
+        spec=f"{POINT}/spec.json",
+    output:
+        record=f"{POINT}/record.json",
+        spikes=f"{POINT}/spikes.npz",
+    log:
+        f"logs/execute/{POINT_LOG}.log",
+    benchmark:
+        f"benchmarks/execute/{POINT_LOG}.tsv"
+    conda:
+        "../../envs/nest.yaml"
+    threads: get_point_threads
+    resources:
+        mem_mb=get_point_mem_mb,
+        runtime=get_point_runtime_min,
+        # Profiles may cap this to run one point at a time (no two benchmarks share cores).
+        point_slots=1,
+    script:
+        "../../scripts/execute_point.py"
