@@ -13,6 +13,10 @@ pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort
 env: $(VENV)/.installed
 
 $(VENV)/.installed: $(ENVS)
+	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq python3-venv; \
+	  else echo "$(PYTHON) cannot create virtual environments: install python3-venv"; exit 1; fi; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet $(call pip_pins,$(ENVS))

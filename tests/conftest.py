@@ -1,0 +1,61 @@
+"""Shared fixtures: a valid experiment config and a copy of the workflow to run in isolation."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from snakemake.utils import validate
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+VENV_BIN = Path(sys.executable).parent
+
+
+def experiment(**overrides) -> dict:
+    exp = {
+        "name": "unit",
+        "simulators": ["nest"],
+        "scaling": "strong",
+        "resources": {"threads_per_rank": [1, 2]},
+        "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
+        "seeds": [1],
+    }
+    exp.update(overrides)
+    return exp
+
+
+def validated(*experiments) -> dict:
+    config = {"experiments": copy.deepcopy(list(experiments))}
+    validate(config, SCHEMA)
+    return config
+
+
+@pytest.fixture
+def workflow_copy(tmp_path) -> Path:
+    """The workflow's files (no results, environments or Snakemake state) in a fresh folder."""
+    dest = tmp_path / "snnbench"
+    ignore = shutil.ignore_patterns(
+        ".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache", ".ruff_cache", ".git"
+    )
+    shutil.copytree(REPO, dest, ignore=ignore)
+    (dest / "results").mkdir()
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the real Snakemake with the local profile in `workdir`."""
+    proc = subprocess.run(
+        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    return proc

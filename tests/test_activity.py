@@ -1,0 +1,74 @@
+"""Activity statistics on spike trains with known answers, and the plausibility verdict."""
+
+import numpy as np
+import pytest
+from snnbench import activity, pd14
+
+BOUNDS = {
+    "min_rate_hz": 0.05,
+    "max_rate_hz": 50.0,
+    "min_cv_isi": 0.2,
+    "max_cv_isi": 2.0,
+    "min_neurons_for_cv": 10,
+    "reference_max_rel_deviation": 0.3,
+}
+SIZES = [100] * 8
+FIRST_IDS = [1 + 100 * i for i in range(8)]
+
+
+def trains(kind: str, rate_hz: float, duration_ms: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Spikes of all 800 neurons: regular (CV 0) or Poisson (CV 1) at the given rate."""
+    senders, times = [], []
+    for neuron in range(1, 801):
+        if kind == "regular":
+            t = np.arange(rng.uniform(0, 1000 / rate_hz), duration_ms, 1000 / rate_hz)
+        else:
+            t = np.cumsum(rng.exponential(1000 / rate_hz, size=int(3 * rate_hz * duration_ms / 1000) + 10))
+            t = t[t < duration_ms]
+        senders.append(np.full(t.size, neuron))
+        times.append(t)
+    return np.concatenate(senders), np.concatenate(times)
+
+
+def test_poisson_trains_have_cv_one_and_right_rate():
+    rng = np.random.default_rng(1)
+    senders, times = trains("poisson", 20.0, 10_000.0, rng)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 10_000.0)
+    assert list(stats.index) == list(pd14.POPULATIONS)
+    assert stats["rate_hz"].to_numpy() == pytest.approx(20.0, rel=0.03)
+    assert stats["cv_isi"].to_numpy() == pytest.approx(1.0, abs=0.05)
+    assert (stats["cv_neurons"] == 100).all()
+    assert activity.verdict(stats, BOUNDS, None)["plausible"] is True
+
+
+def test_regular_trains_are_implausible():
+    rng = np.random.default_rng(2)
+    senders, times = trains("regular", 10.0, 2_000.0, rng)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 2_000.0)
+    assert stats["cv_isi"].to_numpy() == pytest.approx(0.0, abs=1e-9)
+    verdict = activity.verdict(stats, BOUNDS, None)
+    assert verdict["plausible"] is False
+    assert any("L23E ISI CV 0.00 outside" in p for p in verdict["problems"])
+
+
+def test_silent_and_saturated_populations_are_flagged():
+    rng = np.random.default_rng(3)
+    senders, times = trains("poisson", 80.0, 1_000.0, rng)
+    keep = senders > 100  # L23E silent
+    stats = activity.population_stats(senders[keep], times[keep], FIRST_IDS, SIZES, 1_000.0)
+    assert stats.loc["L23E", "rate_hz"] == 0 and stats.loc["L23E", "spikes"] == 0
+    problems = activity.verdict(stats, BOUNDS, None)["problems"]
+    assert problems[0].startswith("L23E silent")
+    assert sum("too active" in p for p in problems) == 7
+
+
+def test_reference_distance():
+    rng = np.random.default_rng(4)
+    senders, times = trains("poisson", 5.0, 5_000.0, rng)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 5_000.0)
+    reference = ({p: 5.0 for p in pd14.POPULATIONS}, "test")
+    ref = activity.verdict(stats, BOUNDS, reference)["reference"]
+    assert ref["within_tolerance"] is True and ref["max_rel_deviation"] < 0.1
+    far = ({p: 10.0 for p in pd14.POPULATIONS}, "test")
+    ref = activity.verdict(stats, BOUNDS, far)["reference"]
+    assert ref["within_tolerance"] is False and ref["max_rel_deviation"] == pytest.approx(0.5, abs=0.05)

@@ -1,0 +1,90 @@
+"""A run that crashes, is killed or times out is recorded as failed, with the reason.
+
+These use real child processes (the same code path as a simulation), not mocks.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import experiment, validated
+from snnbench import config as snnconfig
+from snnbench import execute
+
+
+def run(command, tmp_path, limit=30.0):
+    log = tmp_path / "run.log"
+    execute.run_child(command, log, limit, threads=1)
+    return log
+
+
+def test_clean_exit(tmp_path):
+    log = run([sys.executable, "-c", "print('hello')"], tmp_path)
+    assert "hello" in log.read_text()
+
+
+def test_crash_reports_exit_code_and_log_tail(tmp_path):
+    with pytest.raises(execute.PointFailed, match="exited with code 3") as failure:
+        run([sys.executable, "-c", "import sys; print('boom: out of cheese'); sys.exit(3)"], tmp_path)
+    assert "boom: out of cheese" in str(failure.value)
+
+
+def test_kill_is_reported_with_its_signal(tmp_path):
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    with pytest.raises(execute.PointFailed, match="killed by SIGKILL .*out-of-memory"):
+        run([sys.executable, "-c", code], tmp_path)
+
+
+def test_time_limit_kills_the_whole_process_group(tmp_path):
+    # The child starts a grandchild (like mpirun starting ranks); both must be gone afterwards.
+    code = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print(p.pid, flush=True); time.sleep(60)"
+    )
+    with pytest.raises(execute.PointFailed, match="exceeded its time limit of 1 s"):
+        run([sys.executable, "-c", code], tmp_path, limit=1.0)
+    grandchild = int((tmp_path / "run.log").read_text().splitlines()[1])
+    assert not alive(grandchild)
+
+
+def alive(pid: int) -> bool:
+    """Running, that is: neither gone nor a zombie waiting for an init that does not reap."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_multi_rank_point_without_mpi_fails_early(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no mpirun anywhere
+    spec = snnconfig.expand_points(
+        validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))["experiments"][0]
+    )[0]
+    with pytest.raises(execute.PointFailed, match="2-rank point needs an MPI launcher"):
+        execute.launch_command(spec, tmp_path / "spec.json", tmp_path, sys.executable)
+    multi_node = dict(spec, resources=dict(spec["resources"], nodes=2, ranks=4))
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    with pytest.raises(execute.PointFailed, match="2-node point needs a SLURM allocation"):
+        execute.launch_command(multi_node, tmp_path / "spec.json", tmp_path, sys.executable)
+
+
+def test_failed_point_still_writes_a_valid_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    cfg = validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))
+    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    rec = execute.run_point(
+        tmp_path / "spec.json",
+        tmp_path / "record.json",
+        tmp_path / "spikes.npz",
+        tmp_path / "log",
+        cfg["activity_check"],
+        60,
+    )
+    assert rec["status"] == "failed" and "MPI launcher" in rec["failure"]["reason"]
+    assert json.loads((tmp_path / "record.json").read_text())["status"] == "failed"
+    assert (tmp_path / "spikes.npz").exists()
+    assert "status failed" in (tmp_path / "log").read_text()

@@ -1,0 +1,36 @@
+"""The workflow and the code pass Snakemake's linter, snakefmt and ruff."""
+
+import subprocess
+
+import pytest
+from conftest import REPO, VENV_BIN
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["snakemake", "--lint"],
+        ["snakefmt", "--check", "."],
+        ["ruff", "check", "."],
+        ["ruff", "format", "--check", "."],
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_clean(command):
+    proc = subprocess.run([str(VENV_BIN / command[0]), *command[1:]], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if command[0] == "snakemake":
+        assert "Congratulations" in proc.stdout + proc.stderr
+
+
+def test_default_experiment_dry_run():
+    """The default experiment (`make run`) plans configure, execute, collect and analyze jobs."""
+    proc = subprocess.run(
+        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--dry-run", "--directory", str(REPO)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for rule in ("configure_point", "execute_point", "collect_experiment", "plot_figure"):
+        assert rule in proc.stdout
