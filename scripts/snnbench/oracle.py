@@ -71,7 +71,7 @@ def run(neuron_scale, indegree_scale, threads, seed, t_presim_ms, t_sim_ms) -> d
     return {
         "phases_s": phases,
         "num_synapses": int(recurrent),
-        "rates_hz": stats["rate_hz"].to_dict(),
+        "rates_hz": {row["population"]: row["rate_hz"] for row in stats},
         "populations": list(pd14.POPULATIONS),
     }
 

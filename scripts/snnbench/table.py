@@ -85,13 +85,12 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
 
     if rec["populations"]:
-        stats = pd.DataFrame(rec["populations"]).set_index("population")
         model = spec["model"]
         reference = pd14.reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
-        verdict = activity.verdict(stats, bounds, reference)
-        for name, pop in stats.iterrows():
-            row[f"rate_{name}_hz"] = pop["rate_hz"]
-            row[f"cv_isi_{name}"] = pop["cv_isi"]
+        verdict = activity.verdict(rec["populations"], bounds, reference)
+        for pop in rec["populations"]:
+            row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
+            row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
     else:
         verdict = rec["activity"]
     row["activity_checked"] = verdict["checked"]
