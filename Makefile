@@ -22,6 +22,19 @@ $(VENV)/.installed: $(ENVS)
 	$(VENV)/bin/pip install --quiet $(call pip_pins,$(ENVS))
 	touch $@
 
+# Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
+# the Python version that file names (found on PATH or among pyenv's versions).
+env-%: .venv-%/.installed ;
+
+.venv-%/.installed: envs/%.yaml
+	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
+	python=$$(command -v python$$version || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | tail -n 1); \
+	test -n "$$python" || { echo "envs/$*.yaml needs Python $$version, which is not installed"; exit 1; }; \
+	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
+	.venv-$*/bin/pip install --quiet --upgrade pip
+	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
+	touch $@
+
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
 	$(SNAKEMAKE) $(ARGS)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import experiment, validated
 from snnbench import config as snnconfig
-from snnbench import execute
+from snnbench import execute, simulators
 
 
 def run(command, tmp_path, limit=30.0):
@@ -68,11 +68,27 @@ def test_multi_rank_point_without_mpi_fails_early(tmp_path, monkeypatch):
         validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))["experiments"][0]
     )[0]
     with pytest.raises(execute.PointFailed, match="2-rank point needs an MPI launcher"):
-        execute.launch_command(spec, tmp_path / "spec.json", tmp_path, sys.executable)
+        execute.launch_command(spec, tmp_path / "spec.json", tmp_path)
     multi_node = dict(spec, resources=dict(spec["resources"], nodes=2, ranks=4))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     with pytest.raises(execute.PointFailed, match="2-node point needs a SLURM allocation"):
-        execute.launch_command(multi_node, tmp_path / "spec.json", tmp_path, sys.executable)
+        execute.launch_command(multi_node, tmp_path / "spec.json", tmp_path)
+
+
+def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
+    one_rank, two_ranks = snnconfig.expand_points(
+        validated(experiment(resources={"ranks_per_node": [1, 2], "threads_per_rank": [1]}))["experiments"][0]
+    )
+    assert simulators.environment_for(one_rank) == "nest"
+    assert simulators.environment_for(two_ranks) == "nest-mpi"
+    assert simulators.python_for(one_rank, repo=tmp_path) == sys.executable  # NEST's wheel lives in .venv
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    with pytest.raises(simulators.EnvironmentMissing, match="run `make env-nest-mpi`"):
+        simulators.python_for(two_ranks, repo=tmp_path)
+    venv_python = tmp_path / ".venv-nest-mpi" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.touch()
+    assert simulators.python_for(two_ranks, repo=tmp_path) == str(venv_python)
 
 
 def test_failed_point_still_writes_a_valid_record(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ import numpy as np
 
 from snnbench import activity, pd14, provenance, record
 from snnbench.config import REPO
+from snnbench.simulators import EnvironmentMissing, python_for
 
 SCRIPTS = REPO / "scripts"
 
@@ -31,21 +32,26 @@ class PointFailed(Exception):
     """The run did not produce a result; the message is the reason recorded."""
 
 
-def launch_command(spec: dict, spec_path: Path, rank_dir: Path, python: str) -> list[str]:
-    """The command that runs the point: plain Python for one rank, an MPI launcher for more."""
+def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
+    """The command that runs the point: its environment's Python for one rank, under an MPI
+    launcher for more."""
     res = spec["resources"]
-    command = [python, "-m", "snnbench.simulate", str(spec_path), str(rank_dir)]
-    if res["ranks"] == 1:
-        return command
-    if res["nodes"] > 1 and "SLURM_JOB_ID" not in os.environ:
-        raise PointFailed(f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm")
-    launcher = shutil.which("mpirun")
-    if launcher is None:
-        raise PointFailed(
-            f"a {res['ranks']}-rank point needs an MPI launcher (mpirun) and a simulator built with MPI; none on PATH"
-        )
-    # --bind-to none: let each rank's OpenMP threads use all cores given to it.
-    return [launcher, "-n", str(res["ranks"]), "--bind-to", "none", *command]
+    launcher = []
+    if res["ranks"] > 1:
+        if res["nodes"] > 1 and "SLURM_JOB_ID" not in os.environ:
+            raise PointFailed(
+                f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm"
+            )
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            raise PointFailed(f"a {res['ranks']}-rank point needs an MPI launcher (mpirun); none on PATH")
+        # --bind-to none: let each rank's OpenMP threads use all cores given to it.
+        launcher = [mpirun, "-n", str(res["ranks"]), "--bind-to", "none"]
+    try:
+        python = python_for(spec)
+    except EnvironmentMissing as missing:
+        raise PointFailed(str(missing)) from None
+    return [*launcher, python, "-m", "snnbench.simulate", str(spec_path), str(rank_dir)]
 
 
 def _describe_exit(code: int) -> str:
@@ -146,7 +152,7 @@ def run_point(
     with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
         rank_dir = Path(tmp)
         try:
-            command = launch_command(spec, Path(spec_path), rank_dir, sys.executable)
+            command = launch_command(spec, Path(spec_path), rank_dir)
             run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads_per_rank"])
             rank_files = sorted(rank_dir.glob("rank*.json"))
             ranks = [json.loads(f.read_text()) for f in rank_files]

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 
 from snnbench import config as snnconfig  # noqa: E402
 from snnbench import figures  # noqa: E402
+from snnbench import simulators  # noqa: E402
 
 validate(config, "../schemas/config.schema.yaml")
 try:
@@ -39,6 +40,11 @@ def get_point_spec(wildcards):
     if path not in POINTS:
         raise WorkflowError(f"{path} is not a point of the configured experiments")
     return POINTS[path]
+
+
+def get_point_conda_env(wildcards):
+    # The simulator's environment; for MPI points its MPI build (envs/<environment>.yaml).
+    return simulators.conda_env_file(get_point_spec(wildcards))
 
 
 def get_point_threads(wildcards):

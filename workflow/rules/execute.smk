@@ -9,7 +9,7 @@ rule execute_point:
     benchmark:
         f"benchmarks/execute/{POINT_LOG}.tsv"
     conda:
-        "../../envs/nest.yaml"
+        get_point_conda_env
     threads: get_point_threads
     resources:
         mem_mb=get_point_mem_mb,
