@@ -3,9 +3,9 @@
 import pandas as pd
 from snnbench import figures
 
-figures.draw(
-    snakemake.wildcards.figure,  # noqa: F821 (provided by Snakemake)
-    pd.read_csv(snakemake.input.points),  # noqa: F821
-    snakemake.output.png,  # noqa: F821
-    snakemake.output.pdf,  # noqa: F821
-)
+points = pd.read_csv(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
+panels = snakemake.params.figure["panels"]  # noqa: F821
+data = figures.Data(points, series="simulator")
+if figures.needs_distributions(panels):
+    data.distributions = figures.load_distributions(snakemake.input.stats, points)  # noqa: F821
+figures.draw(panels, data, snakemake.output.png, snakemake.output.pdf, title=snakemake.wildcards.experiment)  # noqa: F821

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, pd14
+from snnbench import activity, pd14, validation
 from snnbench.simulators.base import PHASES
 
 PHASE_COLUMNS = [f"time_{p}_s" for p in (*PHASES, "total")]
@@ -54,7 +54,33 @@ def read_benchmark(path: Path | None) -> dict:
     }
 
 
-def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+def validation_columns(result: dict | None, tolerance: dict | None) -> dict:
+    """The validation verdict (re-judged with the current tolerance) and, per statistic, the
+    largest distance to the reference run and between seeds over populations."""
+    if result is None or tolerance is None:
+        return {"validation_checked": False, "validation_passed": None, "validation_problems": "not validated"}
+    judged = validation.verdict(result, tolerance)
+    row = {
+        "validation_checked": judged["checked"],
+        "validation_passed": judged["passed"],
+        "validation_problems": "; ".join(judged["problems"]),
+        "validation_reference": result.get("reference"),
+    }
+    for stat, worst in judged["worst"].items():
+        row[f"ks_{stat}_max"] = worst["ks"]
+        row[f"wasserstein_{stat}_max"] = worst["wasserstein"]
+        row[f"ks_seeds_{stat}_max"] = worst["ks_seeds"]
+        row[f"validation_excess_{stat}"] = worst["excess"]  # KS / allowed: above 1 fails
+    return row
+
+
+def point_row(
+    rec: dict,
+    bounds: dict,
+    benchmark: dict | None = None,
+    validation_result: dict | None = None,
+    tolerance: dict | None = None,
+) -> dict:
     spec, prov = rec["point"], rec["provenance"]
     row = _point_columns(spec)
     row.update(
@@ -73,6 +99,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         }
     )
     row.update(benchmark or {})
+    row.update(validation_columns(validation_result, tolerance))
     if rec["status"] != "ok":
         row["valid"] = False
         return row
@@ -99,8 +126,9 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     ref = verdict["reference"]
     row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
     row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
-    # Sanity before performance: only plausible (or unchecked) finished runs are results.
-    row["valid"] = verdict["plausible"] is not False
+    # Sanity before performance: only plausible (or unchecked) finished runs whose statistics
+    # match their reference run (or were not compared) are results.
+    row["valid"] = verdict["plausible"] is not False and row["validation_passed"] is not False
     return row
 
 
@@ -144,12 +172,37 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     return points
 
 
-def collect(record_paths: list, bounds: dict, benchmark_paths: list | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def validation_rows(rec: dict, result: dict) -> list[dict]:
+    """The long validation table: per point, population and statistic, the sample and its
+    distances to the reference run and between seeds."""
+    base = _point_columns(rec["point"])
+    base["reference"] = result.get("reference")
+    return [dict(base, **row) for row in result.get("rows", [])]
+
+
+def collect(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    validation_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """points and ranks tables of some records, with Snakemake's benchmarks and the validation
+    results (validate_point) of the same points where given."""
     benchmark_paths = benchmark_paths or [None] * len(record_paths)
+    validation_paths = validation_paths or [None] * len(record_paths)
     rows, ranks = [], []
-    for path, bench in zip(record_paths, benchmark_paths, strict=True):
+    for path, bench, val in zip(record_paths, benchmark_paths, validation_paths, strict=True):
         rec = json.loads(Path(path).read_text())
-        rows.append(point_row(rec, bounds, read_benchmark(bench)))
+        result = json.loads(Path(val).read_text()) if val else None
+        rows.append(point_row(rec, bounds, read_benchmark(bench), result, tolerance))
         ranks += rank_rows(rec)
     points = add_efficiency(pd.DataFrame(rows))
     return points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True), pd.DataFrame(ranks)
+
+
+def collect_validation(record_paths: list, validation_paths: list) -> pd.DataFrame:
+    rows = []
+    for path, val in zip(record_paths, validation_paths, strict=True):
+        rows += validation_rows(json.loads(Path(path).read_text()), json.loads(Path(val).read_text()))
+    return pd.DataFrame(rows)

@@ -15,9 +15,10 @@ PD14 model and Golosio et al. 2023 (Front. Comput. Neurosci.).
 
 The verdict: a point fails validation if a KS distance to its reference run exceeds what the
 published seed-to-seed spread (`ks_margin`) and the sampling noise of the subsample explain
-together. The sampling noise is the asymptotic two-sample KS critical value at level
-`ks_alpha`: K⁻¹(alpha) · sqrt((n + m) / (n m)) with n, m the neurons behind each sample (for
-correlations too: pairs of the same neurons are not independent samples).
+together. The sampling noise is the asymptotic two-sample KS critical value
+K⁻¹(a) · sqrt((n + m) / (n m)), with n, m the neurons behind each sample (for correlations too:
+pairs of the same neurons are not independent samples) and a = `ks_alpha` / the number of
+comparisons of the point (Bonferroni: `ks_alpha` is the chance that an unbiased point is flagged).
 """
 
 from __future__ import annotations
@@ -179,6 +180,10 @@ def ks_critical(alpha: float, n: int, m: int) -> float:
     return float(kolmogi(alpha)) * math.sqrt((n + m) / (n * m))
 
 
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def verdict(validation: dict, tolerance: dict) -> dict:
     """Judge a point's distances to its reference with the current tolerance (re-applied at
     collect time, so changing it re-judges points without recomputing anything).
@@ -192,19 +197,19 @@ def verdict(validation: dict, tolerance: dict) -> dict:
         return result
     result["checked"] = True
     problems = []
+    compared = [r for r in validation["rows"] if not _missing(r.get("ks_reference"))]
+    # Bonferroni: ks_alpha is the level for the point as a whole, over all its comparisons.
+    alpha = tolerance["ks_alpha"] / max(len(compared), 1)
     for stat in STATISTICS:
         worst = {"ks": math.nan, "wasserstein": math.nan, "ks_seeds": math.nan, "excess": math.nan}
         for row in validation["rows"]:
+            if row["statistic"] == stat and not _missing(row.get("ks_seeds")):
+                worst["ks_seeds"] = np.nanmax([worst["ks_seeds"], row["ks_seeds"]])
+        for row in compared:
             if row["statistic"] != stat:
                 continue
-            if not math.isnan(row.get("ks_seeds", math.nan)):
-                worst["ks_seeds"] = np.nanmax([worst["ks_seeds"], row["ks_seeds"]])
-            ks = row.get("ks_reference", math.nan)
-            if ks is None or math.isnan(ks):
-                continue
-            allowed = tolerance["ks_margin"][stat] + ks_critical(
-                tolerance["ks_alpha"], row["n_neurons"], row["n_neurons_reference"]
-            )
+            ks = row["ks_reference"]
+            allowed = tolerance["ks_margin"][stat] + ks_critical(alpha, row["n_neurons"], row["n_neurons_reference"])
             worst["ks"] = np.nanmax([worst["ks"], ks])
             worst["wasserstein"] = np.nanmax([worst["wasserstein"], row["wasserstein_reference"]])
             worst["excess"] = np.nanmax([worst["excess"], ks / allowed])
@@ -214,6 +219,46 @@ def verdict(validation: dict, tolerance: dict) -> dict:
     result["problems"] = problems
     result["passed"] = not problems
     return result
+
+
+def _model_key(spec: dict) -> str:
+    return json.dumps(spec["model"], sort_keys=True)
+
+
+def reference_point(spec: dict, points: list[dict], simulators: list[str]) -> dict:
+    """The run a point is compared with by default: of the same experiment's points of the same
+    model (size, input, durations), the first simulator listed, the fewest virtual processes
+    (then nodes, ranks), the lowest seed. Chosen from the config alone, before anything ran."""
+    same = [p for p in points if p["experiment"] == spec["experiment"] and _model_key(p) == _model_key(spec)]
+
+    def order(p):
+        res = p["resources"]
+        return (simulators.index(p["simulator"]), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
+
+    return min(same, key=order)
+
+
+def seed_peers(spec: dict, points: list[dict]) -> list[dict]:
+    """The other seeds of the same point (experiment, simulator, resources, model)."""
+    return [
+        p
+        for p in points
+        if p["experiment"] == spec["experiment"]
+        and p["simulator"] == spec["simulator"]
+        and p["resources"] == spec["resources"]
+        and _model_key(p) == _model_key(spec)
+        and p["seed"] != spec["seed"]
+    ]
+
+
+def figure_points(specs: list[dict]) -> list[str]:
+    """Points whose distributions a validation figure shows: the lowest seed of each simulator,
+    shape and model size (the distances panel covers every point)."""
+    first: dict = {}
+    for spec in sorted(specs, key=lambda s: s["seed"]):
+        key = (spec["simulator"], json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
+        first.setdefault(key, spec["path"])
+    return list(first.values())
 
 
 def read_spikes(path) -> tuple[np.ndarray, np.ndarray]:

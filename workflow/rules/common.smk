@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "scripts"))
 from snnbench import config as snnconfig  # noqa: E402
 from snnbench import figures  # noqa: E402
 from snnbench import simulators  # noqa: E402
+from snnbench import validation  # noqa: E402
 
 validate(config, "../schemas/config.schema.yaml")
 try:
@@ -21,6 +22,34 @@ except snnconfig.ConfigError as error:
 # Every scaling point of every configured experiment, keyed by its results directory.
 POINTS = snnconfig.all_points(config)
 EXPERIMENTS = [experiment["name"] for experiment in config["experiments"]]
+# Figures: per experiment (name -> panels), across tables (comparisons), and archives read beside.
+FIGURES = config["figures"]["experiment"]
+FIGURE_EXPERIMENTS = config["figures"]["experiments"] or EXPERIMENTS
+COMPARISONS = {comparison["name"]: comparison for comparison in config["figures"]["comparisons"]}
+ARCHIVES = config["archives"]
+
+
+def _check_figures():
+    for where, panels in [*FIGURES.items(), *((c["name"], c["panels"]) for c in COMPARISONS.values())]:
+        unknown = [p for p in panels if p not in figures.PANELS]
+        if unknown:
+            raise WorkflowError(
+                f"Error in config: figure {where!r} names unknown panels {unknown}; known: {', '.join(figures.PANELS)}"
+            )
+    for name in FIGURE_EXPERIMENTS:
+        if name not in EXPERIMENTS:
+            raise WorkflowError(f"Error in config: figures.experiments names {name!r}, not a configured experiment")
+    for comparison in COMPARISONS.values():
+        for entry in comparison["tables"]:
+            source, _, experiment = entry.rpartition("/")
+            if (source and source not in ARCHIVES) or (not source and experiment not in EXPERIMENTS):
+                raise WorkflowError(
+                    f"Error in config: comparison {comparison['name']!r} names table {entry!r}: neither an experiment "
+                    "nor '<archive>/<experiment>' with an archive from `archives`"
+                )
+
+
+_check_figures()
 SIMULATORS = sorted({spec["simulator"] for spec in POINTS.values()})
 POINT = "results/{experiment}/{simulator}/{shape}/{scale}/seed{seed}"
 POINT_LOG = "{experiment}/{simulator}/{shape}/{scale}/seed{seed}"
@@ -32,7 +61,9 @@ wildcard_constraints:
     shape=r"nodes\d+_ranks\d+_threads\d+",
     scale=r"N[0-9.e+-]+_K[0-9.e+-]+",
     seed=r"\d+",
-    figure="|".join(figures.FIGURES),
+    figure="|".join(FIGURES) or "^$",
+    comparison="|".join(COMPARISONS) or "^$",
+    archive="|".join(ARCHIVES) or "^$",
 
 
 def get_point_spec(wildcards):
@@ -60,6 +91,30 @@ def get_point_runtime_min(wildcards):
     return int(snnconfig.time_limit_s(config, get_point_spec(wildcards)) / 60) + 5
 
 
+def get_statistics_settings(wildcards):
+    # Only what changes the statistics: changing a tolerance must not recompute them.
+    keys = ("neurons_per_population", "bin_ms", "min_spikes_for_cv")
+    return {key: config["validation"][key] for key in keys}
+
+
+def get_validation_tolerance():
+    return {key: config["validation"][key] for key in ("ks_alpha", "ks_margin")}
+
+
+def get_reference_stats(wildcards):
+    spec = get_point_spec(wildcards)
+    external = config["validation"]["references"].get(spec["experiment"])
+    if external:
+        return external
+    experiment = snnconfig.experiment_named(config, spec["experiment"])
+    reference = validation.reference_point(spec, list(POINTS.values()), experiment["simulators"])
+    return f"{reference['path']}/stats.npz"
+
+
+def get_seed_stats(wildcards):
+    return [f"{peer['path']}/stats.npz" for peer in validation.seed_peers(get_point_spec(wildcards), POINTS.values())]
+
+
 def _experiment_points(experiment):
     return [path for path, spec in POINTS.items() if spec["experiment"] == experiment]
 
@@ -68,20 +123,101 @@ def get_experiment_records(wildcards):
     return [f"{path}/record.json" for path in _experiment_points(wildcards.experiment)]
 
 
+def get_experiment_validations(wildcards):
+    return [f"{path}/validation.json" for path in _experiment_points(wildcards.experiment)]
+
+
 def get_experiment_benchmarks(wildcards):
     return [
         path.replace("results/", "benchmarks/execute/", 1) + ".tsv" for path in _experiment_points(wildcards.experiment)
     ]
 
 
+def get_figure_stats(wildcards):
+    # Spike statistics that a figure's distribution panels show: one seed per series and shape.
+    if not figures.needs_distributions(FIGURES[wildcards.figure]):
+        return []
+    specs = [POINTS[path] for path in _experiment_points(wildcards.experiment)]
+    return [f"{path}/stats.npz" for path in validation.figure_points(specs)]
+
+
+def get_experiment_summary(wildcards):
+    """What was run, in words, for the report's captions."""
+    experiment = snnconfig.experiment_named(config, wildcards.experiment)
+    specs = [POINTS[path] for path in _experiment_points(wildcards.experiment)]
+    model = experiment["pd14"]
+    size = (
+        f"neuron scale {model['neuron_scale']:g}"
+        if "neuron_scale" in model
+        else f"neuron scale {model['neuron_scale_per_vp']:g} per VP"
+    )
+    shapes = sorted(
+        {(s["resources"]["nodes"], s["resources"]["ranks_per_node"], s["resources"]["threads_per_rank"]) for s in specs}
+    )
+    return (
+        f"{experiment.get('description', '')} {len(specs)} points: {experiment['scaling']} scaling of PD14 at {size}, "
+        f"in-degree scale {model['indegree_scale']:g}, {model.get('input', 'poisson')} input, "
+        f"{model.get('t_sim_ms', 1000):g} ms measured after {model.get('t_presim_ms', 100):g} ms presimulation, "
+        f"on {', '.join(experiment['simulators'])}; shapes (nodes x ranks per node x threads per rank) "
+        f"{', '.join('x'.join(map(str, shape)) for shape in shapes)}; seeds {', '.join(map(str, experiment['seeds']))}."
+    ).strip()
+
+
+def get_figure_params(wildcards):
+    return {"panels": FIGURES[wildcards.figure], "caption": figures.caption(FIGURES[wildcards.figure])}
+
+
+def _table_path(entry):
+    source, _, experiment = entry.rpartition("/")
+    return f"results/imported/{source}/points.csv" if source else f"results/{experiment}/points.csv"
+
+
+def get_comparison_tables(wildcards):
+    return [_table_path(entry) for entry in COMPARISONS[wildcards.comparison]["tables"]]
+
+
+def get_comparison_params(wildcards):
+    comparison = COMPARISONS[wildcards.comparison]
+    return {
+        "panels": comparison["panels"],
+        "tables": comparison["tables"],
+        "caption": figures.caption(comparison["panels"]),
+        "description": comparison.get("description", ""),
+    }
+
+
+def get_archive_files(wildcards):
+    """Everything of one experiment that an archive packs (tables, specs, records, validation,
+    spike statistics, Snakemake's benchmarks; spikes if configured)."""
+    paths = _experiment_points(wildcards.experiment)
+    kinds = ["spec.json", "record.json", "validation.json", "stats.npz"]
+    kinds += ["spikes.npz"] if config["archive"]["include_spikes"] else []
+    files = [f"results/{wildcards.experiment}/{table}.csv" for table in ("points", "ranks", "validation")]
+    files += [f"{path}/{kind}" for path in paths for kind in kinds]
+    return files + get_experiment_benchmarks(wildcards)
+
+
+def get_archive_config(wildcards):
+    return {
+        "experiment": snnconfig.experiment_named(config, wildcards.experiment),
+        "activity_check": config["activity_check"],
+        "validation": config["validation"],
+    }
+
+
+def get_archive(wildcards):
+    return ARCHIVES[wildcards.archive]
+
+
 def get_final_output():
     outputs = ["results/points.csv"]
     for experiment in EXPERIMENTS:
         outputs.append(f"results/{experiment}/points.csv")
-        outputs += expand(
-            "results/{experiment}/figures/{figure}.{ext}",
-            experiment=experiment,
-            figure=figures.FIGURES,
-            ext=["png", "pdf"],
-        )
+    outputs += expand(
+        "results/{experiment}/figures/{figure}.{ext}", experiment=FIGURE_EXPERIMENTS, figure=FIGURES, ext=["png", "pdf"]
+    )
+    outputs += expand("results/{experiment}/provenance.html", experiment=EXPERIMENTS)
+    outputs += expand("results/comparisons/{comparison}.{ext}", comparison=COMPARISONS, ext=["png", "pdf"])
+    if config["regression"]["baseline"]:
+        outputs.append("results/regression.csv")
     return outputs
