@@ -8,7 +8,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench rerun rerun-failed clean
+.PHONY: env run report archive regression test lint format bench bench-analysis rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -39,9 +39,20 @@ env-%: .venv-%/.installed ;
 run: env
 	$(SNAKEMAKE) $(ARGS)
 
-## report: a self-contained HTML report of the finished experiment(s)
+## report: a self-contained HTML report of the finished experiment(s): every figure, captions, each point's provenance
 report: env
+	$(SNAKEMAKE) $(ARGS)
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
+
+## archive: pack each experiment's tables, records and provenance into results/archives/<experiment>.tar.gz
+archive: env
+	$(SNAKEMAKE) $(ARGS) archive
+
+## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
+regression: env
+	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
+	  --tolerance $(or $(TOLERANCE),$$(sed -n '/^regression:/,/^[^ ]/s/^ *tolerance: *\([0-9.]*\).*/\1/p' config/config.yaml))
 
 ## test: all tests, the end-to-end ones included
 test: env
@@ -60,6 +71,10 @@ format: env
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+
+## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
+bench-analysis: env
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

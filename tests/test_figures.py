@@ -219,6 +219,16 @@ def test_rates_with_reference(data):
     assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
 
 
+def test_rates_of_many_points_as_boxes(data):
+    many = pd.concat([data.points, data.points.assign(seed=data.points["seed"] + 10)], ignore_index=True)
+    _, ax = draw("rates", figures.Data(many))
+    boxes = [p for p in ax.patches if isinstance(p, matplotlib.patches.PathPatch)]
+    assert len(boxes) == 8 * 2  # populations x simulators
+    invalid = next(c for c in ax.collections if c.get_label() == "invalid (median)")
+    bad = many[~many["valid"] & (many["status"] == "ok")]
+    assert np.asarray(invalid.get_offsets())[0, 1] == pytest.approx(bad["rate_L23E_hz"].median())
+
+
 def test_distributions_per_population(tables):
     points, stats = tables
     data = figures.Data(points, distributions=figures.load_distributions(stats, points))

@@ -144,3 +144,25 @@ def test_point_files_round_trip(tmp_path):
     validation.point_statistics(tmp_path / "record.json", tmp_path / "spikes.npz", tmp_path / "f.npz", settings)
     failed = validation.validate_point(tmp_path / "f.npz", tmp_path / "stats.npz", [], tmp_path / "f.json", 5)
     assert not failed["checked"] and failed["reason"] == "point failed"
+
+
+def test_reference_and_seed_peers_from_the_config():
+    from snnbench import config as snnconfig
+    from snnbench import synthetic
+
+    strong = synthetic.experiment(name="s", simulators=("nest", "brian2"), threads=(2, 1), seeds=(7, 3))
+    weak = synthetic.experiment(name="w", threads=(1, 2), seeds=(1, 2), scaling="weak")
+    specs = snnconfig.expand_points(strong) + snnconfig.expand_points(weak)
+    references = validation.reference_index(specs, {"s": ["nest", "brian2"], "w": ["nest"]})
+    assert len(references) == len(specs)
+    first = "results/s/nest/nodes1_ranks1_threads1/N0.1_K0.1/seed3"
+    assert {references[p["path"]] for p in specs if p["experiment"] == "s"} == {first}
+    # Weak scaling: each model size has its own reference, its 1-seed point of the lowest seed.
+    assert references["results/w/nest/nodes1_ranks1_threads2/N0.1_K0.1/seed2"].endswith("threads2/N0.1_K0.1/seed1")
+    assert references["results/w/nest/nodes1_ranks1_threads1/N0.05_K0.1/seed2"].endswith("N0.05_K0.1/seed1")
+    peers = validation.seed_peer_index(specs)
+    assert peers["results/s/brian2/nodes1_ranks1_threads2/N0.1_K0.1/seed7"] == [
+        "results/s/brian2/nodes1_ranks1_threads2/N0.1_K0.1/seed3"
+    ]
+    shown = validation.figure_points(specs)
+    assert len(shown) == 2 * 2 + 2 and all(p.endswith(("seed3", "seed1")) for p in shown)

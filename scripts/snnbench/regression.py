@@ -46,7 +46,7 @@ def compare(baseline: pd.DataFrame, current: pd.DataFrame, tolerance: float) -> 
     metric both have, the worst ratio, and whether it is a slowdown beyond the tolerance."""
     base, cur = _medians(baseline), _medians(current)
     metrics = [m for m in METRICS if m in base and m in cur]
-    joined = cur[metrics].join(base[metrics], how="inner", lsuffix="", rsuffix="_baseline")
+    joined = cur[metrics].join(base[metrics], how="inner", suffixes=("", "_baseline"))
     ratios = pd.DataFrame(index=joined.index)
     for m in metrics:
         ratios[f"ratio_{m}"] = joined[m] / joined[f"{m}_baseline"]

@@ -23,6 +23,7 @@ comparisons of the point (Bonferroni: `ks_alpha` is the chance that an unbiased 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -171,17 +172,28 @@ def compare(point: dict, reference: dict | None, seeds: list[dict], min_samples:
     return rows
 
 
-def ks_critical(alpha: float, n: int, m: int) -> float:
-    """Asymptotic two-sample KS critical value at level alpha for samples of n and m."""
+@functools.lru_cache(maxsize=1024)
+def _kolmogi(alpha: float) -> float:
     from scipy.special import kolmogi
 
+    return float(kolmogi(alpha))
+
+
+def ks_critical(alpha: float, n: int, m: int) -> float:
+    """Asymptotic two-sample KS critical value at level alpha for samples of n and m:
+    K⁻¹(alpha) · sqrt((n + m) / (n m)), K the Kolmogorov distribution (scipy.special.kolmogi)."""
     if min(n, m) < 1:
         return math.inf
-    return float(kolmogi(alpha)) * math.sqrt((n + m) / (n * m))
+    return _kolmogi(alpha) * math.sqrt((n + m) / (n * m))
 
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _max(a: float, b: float) -> float:
+    """The larger of two values, ignoring NaN (plain Python: collect calls this per value)."""
+    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
 
 
 def verdict(validation: dict, tolerance: dict) -> dict:
@@ -204,15 +216,15 @@ def verdict(validation: dict, tolerance: dict) -> dict:
         worst = {"ks": math.nan, "wasserstein": math.nan, "ks_seeds": math.nan, "excess": math.nan}
         for row in validation["rows"]:
             if row["statistic"] == stat and not _missing(row.get("ks_seeds")):
-                worst["ks_seeds"] = np.nanmax([worst["ks_seeds"], row["ks_seeds"]])
+                worst["ks_seeds"] = _max(worst["ks_seeds"], row["ks_seeds"])
         for row in compared:
             if row["statistic"] != stat:
                 continue
             ks = row["ks_reference"]
             allowed = tolerance["ks_margin"][stat] + ks_critical(alpha, row["n_neurons"], row["n_neurons_reference"])
-            worst["ks"] = np.nanmax([worst["ks"], ks])
-            worst["wasserstein"] = np.nanmax([worst["wasserstein"], row["wasserstein_reference"]])
-            worst["excess"] = np.nanmax([worst["excess"], ks / allowed])
+            worst["ks"] = _max(worst["ks"], ks)
+            worst["wasserstein"] = _max(worst["wasserstein"], row["wasserstein_reference"])
+            worst["excess"] = _max(worst["excess"], ks / allowed)
             if ks > allowed:
                 problems.append(f"{row['population']} {stat}: KS {ks:.3f} to reference > {allowed:.3f}")
         result["worst"][stat] = {k: float(v) for k, v in worst.items()}
@@ -225,30 +237,37 @@ def _model_key(spec: dict) -> str:
     return json.dumps(spec["model"], sort_keys=True)
 
 
-def reference_point(spec: dict, points: list[dict], simulators: list[str]) -> dict:
-    """The run a point is compared with by default: of the same experiment's points of the same
-    model (size, input, durations), the first simulator listed, the fewest virtual processes
-    (then nodes, ranks), the lowest seed. Chosen from the config alone, before anything ran."""
-    same = [p for p in points if p["experiment"] == spec["experiment"] and _model_key(p) == _model_key(spec)]
-
-    def order(p):
+def _order(simulators: list[str]):
+    def key(p):
         res = p["resources"]
         return (simulators.index(p["simulator"]), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
 
-    return min(same, key=order)
+    return key
 
 
-def seed_peers(spec: dict, points: list[dict]) -> list[dict]:
-    """The other seeds of the same point (experiment, simulator, resources, model)."""
-    return [
-        p
-        for p in points
-        if p["experiment"] == spec["experiment"]
-        and p["simulator"] == spec["simulator"]
-        and p["resources"] == spec["resources"]
-        and _model_key(p) == _model_key(spec)
-        and p["seed"] != spec["seed"]
-    ]
+def reference_index(points: list[dict], simulators: dict[str, list[str]]) -> dict[str, str]:
+    """The run each point is compared with by default (point path -> reference path): of the
+    same experiment's points of the same model (size, input, durations), the first simulator
+    listed, the fewest virtual processes (then nodes, ranks), the lowest seed. Chosen from the
+    config alone, before anything ran. simulators: experiment name -> its simulators in order."""
+    groups: dict = {}
+    for p in points:
+        groups.setdefault((p["experiment"], _model_key(p)), []).append(p)
+    index = {}
+    for (experiment, _), members in groups.items():
+        reference = min(members, key=_order(simulators[experiment]))["path"]
+        index.update({p["path"]: reference for p in members})
+    return index
+
+
+def seed_peer_index(points: list[dict]) -> dict[str, list[str]]:
+    """For every point, the paths of its other seeds (same experiment, simulator, resources
+    and model), in one pass."""
+    groups: dict = {}
+    for p in points:
+        key = (p["experiment"], p["simulator"], json.dumps(p["resources"], sort_keys=True), _model_key(p))
+        groups.setdefault(key, []).append(p["path"])
+    return {path: [other for other in members if other != path] for members in groups.values() for path in members}
 
 
 def figure_points(specs: list[dict]) -> list[str]:
@@ -256,7 +275,7 @@ def figure_points(specs: list[dict]) -> list[str]:
     shape and model size (the distances panel covers every point)."""
     first: dict = {}
     for spec in sorted(specs, key=lambda s: s["seed"]):
-        key = (spec["simulator"], json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
+        key = (spec["experiment"], spec["simulator"], json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
         first.setdefault(key, spec["path"])
     return list(first.values())
 

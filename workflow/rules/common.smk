@@ -101,18 +101,21 @@ def get_validation_tolerance():
     return {key: config["validation"][key] for key in ("ks_alpha", "ks_margin")}
 
 
+# Each point's default reference run and its other seeds, indexed once (the DAG asks per point).
+REFERENCES = validation.reference_index(
+    list(POINTS.values()), {experiment["name"]: experiment["simulators"] for experiment in config["experiments"]}
+)
+SEED_PEERS = validation.seed_peer_index(list(POINTS.values()))
+
+
 def get_reference_stats(wildcards):
     spec = get_point_spec(wildcards)
     external = config["validation"]["references"].get(spec["experiment"])
-    if external:
-        return external
-    experiment = snnconfig.experiment_named(config, spec["experiment"])
-    reference = validation.reference_point(spec, list(POINTS.values()), experiment["simulators"])
-    return f"{reference['path']}/stats.npz"
+    return external or f"{REFERENCES[spec['path']]}/stats.npz"
 
 
 def get_seed_stats(wildcards):
-    return [f"{peer['path']}/stats.npz" for peer in validation.seed_peers(get_point_spec(wildcards), POINTS.values())]
+    return [f"{peer}/stats.npz" for peer in SEED_PEERS[get_point_spec(wildcards)["path"]]]
 
 
 def _experiment_points(experiment):
