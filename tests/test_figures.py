@@ -118,7 +118,7 @@ def bar_stacks(ax) -> dict[str, list]:
     """Bars by legend label (each label's colour): label -> [(x, bottom, height)]."""
     colors = {}
     for handle, text in zip(ax.get_legend().legend_handles, ax.get_legend().get_texts(), strict=True):
-        if hasattr(handle, "get_facecolor") and text.get_text() != "failed / invalid":
+        if hasattr(handle, "get_facecolor") and text.get_text() not in ("failed / invalid", *SERIES):
             colors[text.get_text()] = tuple(np.round(handle.get_facecolor(), 3))
     stacks = {label: [] for label in colors}
     for patch in ax.patches:
@@ -275,8 +275,9 @@ def test_figure_layout_files_and_caption(tmp_path, data):
     assert fig.get_size_inches() == pytest.approx([figures.DOUBLE_COLUMN_IN, 2 * figures.ROW_HEIGHT_IN])
     assert [ax.get_title(loc="left") for ax in fig.axes] == ["A", "B", "C", "D"]
     assert png.read_bytes()[:4] == b"\x89PNG" and pdf.read_bytes()[:4] == b"%PDF"
-    one = figures.draw(["rates"], data)
+    one = figures.draw(["efficiency"], data)
     assert one.get_size_inches()[0] == pytest.approx(figures.SINGLE_COLUMN_IN) and one.axes[0].get_title() == ""
+    assert figures.draw(["rates"], data).get_size_inches()[0] == pytest.approx(figures.DOUBLE_COLUMN_IN)
     text = figures.caption(panels)
     assert text.startswith("A: network construction") and "D: peak resident memory" in text
     with pytest.raises(ValueError, match="unknown panels"):
@@ -305,3 +306,21 @@ def test_comparison_across_tables(data):
     lines = series_lines(ax)
     assert set(lines) == {"here", "cluster/synthetic"}
     assert lines["cluster/synthetic"][:, 1] == pytest.approx(2 * lines["here"][:, 1])
+
+
+def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
+    exp = synthetic.experiment(name="grid", threads=(1, 2), seeds=(1, 2))
+    exp["resources"]["ranks_per_node"] = [1, 2]
+    paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
+    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    _, ax = draw("construction_propagation", figures.Data(points))
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["1 (1x1x1)", "2 (1x1x2)", "2 (1x2x1)", "4 (1x2x2)"]
+    assert len(bar_stacks(ax)["construction"]) == 4
+    _, ax = draw("memory_per_node", figures.Data(points))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"1x1", "1x2", "2x1", "2x2"} <= set(legend)  # one line per layout of a node
+    lines = [line for line in ax.get_lines() if line.get_marker() not in ("None", "_", "") and len(line.get_xdata())]
+    two_vps = [line for line in lines if list(line.get_xdata()) == [2.0]]
+    memory = points[points["vps"] == 2].groupby("shape")["peak_rss_mb_sum"].median() / 1024
+    assert sorted(line.get_ydata()[0] for line in two_vps) == pytest.approx(sorted(memory))

@@ -166,3 +166,38 @@ def test_reference_and_seed_peers_from_the_config():
     ]
     shown = validation.figure_points(specs)
     assert len(shown) == 2 * 2 + 2 and all(p.endswith(("seed3", "seed1")) for p in shown)
+
+
+def test_judge_table_agrees_with_verdict():
+    """collect's vectorized verdict gives what `verdict` gives point by point."""
+    import pandas as pd
+
+    reference = stats_of(seed=1, neurons=30, duration_ms=5000.0)
+    cases = {
+        "same": stats_of(seed=2, neurons=30, duration_ms=5000.0),
+        "slow": stats_of(rate_hz=5.0, seed=3, neurons=30, duration_ms=5000.0),
+        "correlated": stats_of(identical=True, seed=4, neurons=30, duration_ms=5000.0),
+    }
+    results = {
+        name: {"checked": True, "rows": validation.compare(s, reference, [reference], 5)} for name, s in cases.items()
+    }
+    results["failed"] = {"checked": False, "reason": "point failed", "rows": []}
+    rows = pd.DataFrame([dict(r, path=name) for name, res in results.items() for r in res["rows"]])
+    meta = pd.DataFrame(
+        [
+            {"path": n, "checked": r["checked"], "reason": r.get("reason"), "reference": "ref"}
+            for n, r in results.items()
+        ]
+    )
+    table = validation.judge_table(rows, meta, TOLERANCE)
+    for name, result in results.items():
+        expected = validation.verdict(result, TOLERANCE)
+        got = table.loc[name]
+        assert got["validation_checked"] == expected["checked"]
+        assert got["validation_passed"] == expected["passed"], name
+        assert got["validation_problems"] == "; ".join(expected["problems"]), name
+        for stat, worst in expected["worst"].items():
+            assert got[f"ks_{stat}_max"] == pytest.approx(worst["ks"], nan_ok=True)
+            assert got[f"validation_excess_{stat}"] == pytest.approx(worst["excess"], nan_ok=True)
+            assert got[f"ks_seeds_{stat}_max"] == pytest.approx(worst["ks_seeds"], nan_ok=True)
+    assert list(table["validation_passed"]) == [True, False, False, None]

@@ -60,12 +60,12 @@ def run(records: int, workdir: Path, reps: int) -> dict:
     for _ in range(reps):
         cpu = time.process_time()
         start = time.perf_counter()
-        points, ranks = table.collect(
+        points, ranks, long = table.collect_tables(
             paths["records"], config["activity_check"], paths["benchmarks"], paths["validations"], tolerance
         )
         points.to_csv(out / "points.csv", index=False)
-        ranks.to_csv(out / "ranks.csv", index=False)
-        table.collect_validation(paths["records"], paths["validations"]).to_csv(out / "validation.csv", index=False)
+        ranks.to_csv(out / "ranks.csv", index=False, float_format="%.10g")  # as scripts/collect_tables.py
+        long.to_csv(out / "validation.csv", index=False, float_format="%.6g")
         times["collect"].append(time.perf_counter() - start)
 
         start = time.perf_counter()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import matplotlib
 import matplotlib.ticker
@@ -63,7 +63,6 @@ class Data:
     points: pd.DataFrame
     series: str = "simulator"
     distributions: pd.DataFrame | None = None  # long: path, population, statistic, value, ...
-    notes: list[str] = field(default_factory=list)
 
     @property
     def valid(self) -> pd.DataFrame:
@@ -79,16 +78,17 @@ class Panel:
     draw: Callable
     caption: str
     needs_distributions: bool = False
+    wide: bool = False  # alone in a figure, it takes the page width (many categories)
 
 
 PANELS: dict[str, Panel] = {}
 
 
-def panel(caption: str, needs_distributions: bool = False) -> Callable:
+def panel(caption: str, needs_distributions: bool = False, wide: bool = False) -> Callable:
     """Register a panel under its function's name."""
 
     def register(draw: Callable) -> Callable:
-        PANELS[draw.__name__] = Panel(draw, caption, needs_distributions)
+        PANELS[draw.__name__] = Panel(draw, caption, needs_distributions, wide)
         return draw
 
     return register
@@ -131,6 +131,22 @@ def _no_data(ax, text: str = "no valid points") -> None:
     ax.set_yticks([])
 
 
+def _shared_vps(points: pd.DataFrame, series: str) -> bool:
+    """Whether several shapes of one series have the same number of VPs (e.g. 2 nodes x 1 thread
+    and 1 node x 2 threads): then they are told apart, never pooled as if they were seeds."""
+    return bool((points.groupby([series, "vps"])["shape"].nunique() > 1).any())
+
+
+def _crowded(ax, n: int, most: int = 16) -> None:
+    """Upright tick labels up to 8 categories, rotated beyond, every k-th beyond `most`."""
+    if n > 8:
+        ax.tick_params(axis="x", labelrotation=90)
+    if n > most:
+        step = -(-n // most)
+        for i, label in enumerate(ax.get_xticklabels()):
+            label.set_visible(i % step == 0)
+
+
 def _vps_axis(ax, points: pd.DataFrame) -> None:
     """x = virtual processes; log2 over wide ranges; weak scaling also names the model size."""
     vps = sorted(points["vps"].dropna().unique())
@@ -144,22 +160,33 @@ def _vps_axis(ax, points: pd.DataFrame) -> None:
         ax.set_xticklabels([f"{v:g}\nN={scale[v]:g}" for v in vps])
     else:
         ax.set_xticklabels([f"{v:g}" for v in vps])
+    _crowded(ax, len(vps))
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_xlabel("virtual processes")
 
 
 def _lines(ax, data: Data, y: str, label: str, log: bool = False) -> bool:
-    """Median over seeds per series against VPs, error bars over seeds, invalid points marked."""
+    """Median over seeds per series against VPs, error bars over seeds, invalid points marked.
+    Shapes sharing a VP count get their own line per layout of a node (ranks x threads)."""
     valid = data.valid.dropna(subset=[y]) if y in data.points else data.valid.iloc[0:0]
     if not valid.empty:
+        style = None
+        if _shared_vps(data.points, data.series):
+            valid = valid.assign(
+                **{"per node": valid["ranks_per_node"].astype(str) + "x" + valid["threads_per_rank"].astype(str)}
+            )
+            style = "per node"
         sns.lineplot(
             valid,
             x="vps",
             y=y,
             hue=data.series,
+            style=style,
             palette=_colors(data.points[data.series]),
             estimator="median",
-            marker="o",
+            markers=True if style else None,
+            marker=None if style else "o",
+            dashes=False,
             errorbar=ERRORBAR,
             err_style="bars",
             ax=ax,
@@ -191,24 +218,30 @@ def _log_y(ax) -> None:
 
 
 def _legend(ax, **kwargs) -> None:
+    """A legend inside the panel; beside it (in columns) when it has many entries."""
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ax.legend(handles, labels, **kwargs)
+    if not handles:
+        return
+    if len(handles) > 5 and "loc" not in kwargs:
+        kwargs.update(loc="upper left", bbox_to_anchor=(1.0, 1.0), ncols=1 + len(handles) // 12)
+    ax.legend(handles, labels, **kwargs)
 
 
-def _medians(frame: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    return frame.groupby(keys)[cols].median()
+HATCHES = ("", "////", "....", "xxxx", "\\\\\\\\")
 
 
 def _stacked_bars(ax, data: Data, parts: dict[str, pd.Series], ylabel: str, legend_title: str | None = None) -> None:
-    """Bars per VP count (dodged per series) stacked from `parts` (label -> per-point values),
-    medians over seeds; an error bar over seeds on the stack's total."""
+    """Bars per shape (ordered by VPs; dodged per series, told apart by hatching) stacked from
+    `parts` (label -> per-point values), medians over seeds; an error bar over seeds on the
+    stack's total."""
     valid = data.valid
-    vps = sorted(data.points["vps"].unique())
+    shapes = data.points.sort_values(["vps", "nodes", "ranks_per_node"], kind="stable")
+    shapes = shapes.drop_duplicates("shape")[["shape", "vps", "neuron_scale"]].reset_index(drop=True)
+    position = {shape: i for i, shape in enumerate(shapes["shape"])}
     series = list(dict.fromkeys(data.points[data.series]))
     width = 0.8 / len(series)
     colors = dict(zip(parts, sns.color_palette(PALETTE, len(parts)), strict=False))
-    frame = valid[["vps", data.series]].copy()
+    frame = valid[["shape", data.series]].copy()
     for label, values in parts.items():
         frame[label] = values.loc[valid.index]
     frame["__total"] = frame[list(parts)].sum(axis=1)
@@ -216,35 +249,40 @@ def _stacked_bars(ax, data: Data, parts: dict[str, pd.Series], ylabel: str, lege
         sub = frame[frame[data.series] == name]
         if sub.empty:
             continue
-        med = sub.groupby("vps").median(numeric_only=True)
-        spread = sub.groupby("vps")["__total"].agg(["min", "max"])
-        x = np.array([vps.index(v) for v in med.index]) - 0.4 + width * (j + 0.5)
+        med = sub.groupby("shape").median(numeric_only=True)
+        spread = sub.groupby("shape")["__total"].agg(["min", "max"])
+        x = np.array([position[s] for s in med.index]) - 0.4 + width * (j + 0.5)
         bottom = np.zeros(len(med))
+        hatch = HATCHES[j % len(HATCHES)] if len(series) > 1 else None
         for label in parts:
-            ax.bar(x, med[label], width * 0.9, bottom=bottom, color=colors[label], label=label if j == 0 else None)
+            ax.bar(
+                x,
+                med[label],
+                width * 0.9,
+                bottom=bottom,
+                color=colors[label],
+                hatch=hatch,
+                edgecolor="white",
+                linewidth=0,
+                label=label if j == 0 else None,
+            )
             bottom += med[label].to_numpy()
         total = med["__total"].to_numpy()
-        ax.errorbar(
-            x,
-            total,
-            yerr=[total - spread["min"], spread["max"] - total],
-            fmt="none",
-            color="black",
-            lw=0.8,
-        )
-        if len(series) > 1:
-            for xi in x:
-                ax.text(xi, 0, str(name), rotation=90, ha="center", va="bottom", fontsize=FONT_PT - 2, color="white")
+        ax.errorbar(x, total, yerr=[total - spread["min"], spread["max"] - total], fmt="none", color="black", lw=0.8)
+        if hatch is not None:
+            ax.bar([np.nan], [np.nan], color="0.7", hatch=hatch, edgecolor="white", label=str(name))
     bad = data.invalid
     if not bad.empty:
-        ax.scatter([vps.index(v) for v in bad["vps"]], np.zeros(len(bad)), label="failed / invalid", **INVALID)
-    ax.set_xticks(range(len(vps)))
-    labels = [f"{v:g}" for v in vps]
+        ax.scatter([position[s] for s in bad["shape"]], np.zeros(len(bad)), label="failed / invalid", **INVALID)
+    ax.set_xticks(range(len(shapes)))
+    labels = [f"{v:g}" for v in shapes["vps"]]
+    if _shared_vps(data.points, data.series):
+        labels = [f"{v:g} ({s})" for v, s in zip(shapes["vps"], shapes["shape"], strict=True)]
     if (data.points["scaling"] == "weak").any():
-        scale = data.points.groupby("vps")["neuron_scale"].first()
-        labels = [f"{v:g}\nN={scale[v]:g}" for v in vps]
+        labels = [f"{label}\nN={n:g}" for label, n in zip(labels, shapes["neuron_scale"], strict=True)]
     ax.set_xticklabels(labels)
-    ax.set_xlabel("virtual processes")
+    _crowded(ax, len(shapes))
+    ax.set_xlabel("virtual processes" + (" (nodes x ranks x threads)" if _shared_vps(data.points, data.series) else ""))
     ax.set_ylabel(ylabel)
     _legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0), title=legend_title, alignment="left")
 
@@ -388,13 +426,15 @@ def memory_per_node(ax, data: Data) -> None:
     ax.set_ylim(0, float(data.valid["memory_per_node_gb"].max()) * 1.15)
 
 
-@panel("real-time factor of the same point (model size, resources) on each series, median over seeds")
+@panel("real-time factor of the same point (model size, resources) on each series, median over seeds", wide=True)
 def simulator_comparison(ax, data: Data) -> None:
     points = data.points
     if data.valid.empty or "real_time_factor" not in points:
         _no_data(ax)
         return
-    frame = points.assign(point=points["shape"] + "\nN=" + points["neuron_scale"].map("{:g}".format))
+    many = points["shape"].nunique() * points["neuron_scale"].nunique() > 12
+    sep = " " if many else "\n"
+    frame = points.assign(point=points["shape"] + sep + "N=" + points["neuron_scale"].map("{:g}".format))
     order = list(dict.fromkeys(frame.sort_values(["vps", "neuron_scale"])["point"]))
     valid = frame[frame["valid"].astype(bool)]
     sns.barplot(
@@ -426,7 +466,8 @@ def simulator_comparison(ax, data: Data) -> None:
 
 @panel(
     "population rates of every finished point (invalid ones red; the spread as boxes beyond 40 points) and the "
-    "published reference rates (black)"
+    "published reference rates (black)",
+    wide=True,
 )
 def rates(ax, data: Data) -> None:
     cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
@@ -539,7 +580,10 @@ def validation_distances(ax, data: Data) -> None:
     rng = np.random.default_rng(0)  # horizontal jitter only
     x = long["statistic"].map(order.index) + rng.uniform(-0.2, 0.2, len(long))
     within = long["excess"] <= 1.0
-    ax.scatter(x[within], long["excess"][within], s=10, color="0.3", label="within tolerance", clip_on=False)
+    dense = len(long) > 3 * MAX_DOTS  # thousands of markers: raster them in the PDF (small, fast files)
+    ax.scatter(
+        x[within], long["excess"][within], s=10, color="0.3", label="within tolerance", clip_on=False, rasterized=dense
+    )
     ax.scatter(x[~within], long["excess"][~within], label="outside: invalid", clip_on=False, **INVALID)
     ax.axhline(1.0, color=INVALID["color"], lw=0.8, ls="--")
     ax.set_xticks(range(len(order)), [s.replace("_", " ") for s in order])
@@ -561,10 +605,11 @@ def caption(panels: list[str]) -> str:
     return " ".join(f"{string.ascii_uppercase[i]}: {PANELS[name].caption}." for i, name in enumerate(panels))
 
 
-def layout(n: int) -> tuple[int, int, float]:
-    """(rows, columns, width in inches): one panel in one journal column, more over the page."""
+def layout(n: int, wide: bool = False) -> tuple[int, int, float]:
+    """(rows, columns, width in inches): one panel in one journal column (a wide one over the
+    page), more over the page."""
     if n == 1:
-        return 1, 1, SINGLE_COLUMN_IN
+        return 1, 1, DOUBLE_COLUMN_IN if wide else SINGLE_COLUMN_IN
     cols = 2 if n in (2, 4) else 3
     return math.ceil(n / cols), cols, DOUBLE_COLUMN_IN
 
@@ -575,7 +620,7 @@ def draw(panels: list[str], data: Data, png: str | None = None, pdf: str | None 
     if unknown:
         raise ValueError(f"unknown panels {unknown}; known: {', '.join(PANELS)}")
     style()
-    rows, cols, width = layout(len(panels))
+    rows, cols, width = layout(len(panels), wide=len(panels) == 1 and PANELS[panels[0]].wide)
     fig = plt.figure(figsize=(width, ROW_HEIGHT_IN * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for i, (ax, name) in enumerate(zip(axes, panels, strict=False)):
@@ -599,7 +644,7 @@ def needs_distributions(panels: list[str]) -> bool:
 
 
 def load_distributions(
-    stats_paths: list, points: pd.DataFrame, series: str = "simulator", max_values: int = 500
+    stats_paths: list, points: pd.DataFrame, series: str = "simulator", max_values: int = 200
 ) -> pd.DataFrame:
     """The samples of the given stats.npz files as one long table, with each point's series,
     shape and validity from `points` (matched by the point's path). A sample larger than

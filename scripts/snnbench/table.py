@@ -67,33 +67,7 @@ def read_benchmark(path: Path | None) -> dict:
     return {"job_wall_s": number(rows[-1]["s"]), "job_max_rss_mb": number(rows[-1].get("max_rss"))}
 
 
-def validation_columns(result: dict | None, tolerance: dict | None) -> dict:
-    """The validation verdict (re-judged with the current tolerance) and, per statistic, the
-    largest distance to the reference run and between seeds over populations."""
-    if result is None or tolerance is None:
-        return {"validation_checked": False, "validation_passed": None, "validation_problems": "not validated"}
-    judged = validation.verdict(result, tolerance)
-    row = {
-        "validation_checked": judged["checked"],
-        "validation_passed": judged["passed"],
-        "validation_problems": "; ".join(judged["problems"]),
-        "validation_reference": result.get("reference"),
-    }
-    for stat, worst in judged["worst"].items():
-        row[f"ks_{stat}_max"] = worst["ks"]
-        row[f"wasserstein_{stat}_max"] = worst["wasserstein"]
-        row[f"ks_seeds_{stat}_max"] = worst["ks_seeds"]
-        row[f"validation_excess_{stat}"] = worst["excess"]  # KS / allowed: above 1 fails
-    return row
-
-
-def point_row(
-    rec: dict,
-    bounds: dict,
-    benchmark: dict | None = None,
-    validation_result: dict | None = None,
-    tolerance: dict | None = None,
-) -> dict:
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     spec, prov = rec["point"], rec["provenance"]
     row = _point_columns(spec)
     row.update(
@@ -112,7 +86,6 @@ def point_row(
         }
     )
     row.update(benchmark or {})
-    row.update(validation_columns(validation_result, tolerance))
     if rec["status"] != "ok":
         row["valid"] = False
         return row
@@ -139,9 +112,9 @@ def point_row(
     ref = verdict["reference"]
     row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
     row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
-    # Sanity before performance: only plausible (or unchecked) finished runs whose statistics
-    # match their reference run (or were not compared) are results.
-    row["valid"] = verdict["plausible"] is not False and row["validation_passed"] is not False
+    # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
+    # also rules out those whose spike statistics are outside the validation tolerance.
+    row["valid"] = verdict["plausible"] is not False
     return row
 
 
@@ -196,12 +169,62 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     return points
 
 
-def validation_rows(rec: dict, result: dict) -> list[dict]:
-    """The long validation table: per point, population and statistic, the sample and its
-    distances to the reference run and between seeds."""
-    base = _point_columns(rec["point"])
-    base["reference"] = result.get("reference")
-    return [dict(base, **row) for row in result.get("rows", [])]
+def _read_json(path) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def collect_tables(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    validation_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """points, ranks and validation tables of some records, with Snakemake's benchmarks and the
+    validation results (validate_point) of the same points where given. The validation verdict
+    is judged here with the current tolerance (validation.judge_table): a point outside it is
+    not valid. validation: one row per point, population and statistic."""
+    benchmark_paths = benchmark_paths or [None] * len(record_paths)
+    validation_paths = validation_paths or [None] * len(record_paths)
+    rows, ranks, checks = [], [], []
+    distances: dict[str, list] = {}  # the long validation table, column by column
+    for path, bench, val in zip(record_paths, benchmark_paths, validation_paths, strict=True):
+        rec = _read_json(path)
+        rows.append(point_row(rec, bounds, read_benchmark(bench)))
+        ranks += rank_rows(rec)
+        if val:
+            result = _read_json(val)
+            point = rec["point"]["path"]
+            checks.append(
+                {
+                    "path": point,
+                    "checked": result["checked"],
+                    "reason": result.get("reason"),
+                    "reference": result.get("reference"),
+                }
+            )
+            if result["rows"]:
+                for key in result["rows"][0]:
+                    distances.setdefault(key, []).extend(r.get(key) for r in result["rows"])
+                distances.setdefault("path", []).extend([point] * len(result["rows"]))
+    points = pd.DataFrame(rows)
+    long = pd.DataFrame(distances)  # rows of one format: every key in every row
+    if checks and tolerance is not None:
+        judged = validation.judge_table(long, pd.DataFrame(checks), tolerance)
+        points = points.join(judged, on="path")
+        points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
+    else:
+        points["validation_checked"] = False
+        points["validation_passed"] = None
+        points["validation_problems"] = "not validated"
+    points = add_efficiency(points)
+    points = points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True)
+    if not long.empty:
+        keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
+        reference = pd.DataFrame(checks).set_index("path")["reference"]
+        long = points[keys].merge(long.assign(reference=long["path"].map(reference)), on="path", how="right")
+    return points, pd.DataFrame(ranks), long
 
 
 def collect(
@@ -211,22 +234,6 @@ def collect(
     validation_paths: list | None = None,
     tolerance: dict | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """points and ranks tables of some records, with Snakemake's benchmarks and the validation
-    results (validate_point) of the same points where given."""
-    benchmark_paths = benchmark_paths or [None] * len(record_paths)
-    validation_paths = validation_paths or [None] * len(record_paths)
-    rows, ranks = [], []
-    for path, bench, val in zip(record_paths, benchmark_paths, validation_paths, strict=True):
-        rec = json.loads(Path(path).read_text())
-        result = json.loads(Path(val).read_text()) if val else None
-        rows.append(point_row(rec, bounds, read_benchmark(bench), result, tolerance))
-        ranks += rank_rows(rec)
-    points = add_efficiency(pd.DataFrame(rows))
-    return points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True), pd.DataFrame(ranks)
-
-
-def collect_validation(record_paths: list, validation_paths: list) -> pd.DataFrame:
-    rows = []
-    for path, val in zip(record_paths, validation_paths, strict=True):
-        rows += validation_rows(json.loads(Path(path).read_text()), json.loads(Path(val).read_text()))
-    return pd.DataFrame(rows)
+    """points and ranks tables (see collect_tables)."""
+    points, ranks, _ = collect_tables(record_paths, bounds, benchmark_paths, validation_paths, tolerance)
+    return points, ranks

@@ -30,6 +30,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from snnbench import pd14
 
@@ -268,6 +269,67 @@ def seed_peer_index(points: list[dict]) -> dict[str, list[str]]:
         key = (p["experiment"], p["simulator"], json.dumps(p["resources"], sort_keys=True), _model_key(p))
         groups.setdefault(key, []).append(p["path"])
     return {path: [other for other in members if other != path] for members in groups.values() for path in members}
+
+
+def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
+    """`verdict` for many points at once (collect judges thousands): rows is the long table of
+    validate_point's rows with a `path` column, meta has path, checked, reason, reference per
+    point. Returns one row per point (index path) with the columns that collect adds."""
+    from scipy.special import kolmogi
+
+    out = pd.DataFrame(index=pd.Index(meta["path"], name="path"))
+    checked = meta.set_index("path")["checked"].astype(bool)
+    out["validation_checked"] = checked
+    out["validation_reference"] = meta.set_index("path")["reference"]
+    wide_columns = [
+        f"{kind}_{stat}{suffix}"
+        for stat in STATISTICS
+        for kind, suffix in (("ks", "_max"), ("wasserstein", "_max"), ("ks_seeds", "_max"), ("validation_excess", ""))
+    ]
+    for column in wide_columns:
+        out[column] = np.nan
+    problems = pd.Series("", index=out.index, dtype=object)
+    if not rows.empty:
+        rows = rows[rows["path"].isin(checked.index[checked])]
+        compared = rows[rows["ks_reference"].notna()].copy()
+        if not compared.empty:
+            count = compared.groupby("path")["ks_reference"].transform("size")
+            alpha = tolerance["ks_alpha"] / count
+            n = compared["n_neurons"].astype(float)
+            m = compared["n_neurons_reference"].astype(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                noise = np.where((n >= 1) & (m >= 1), kolmogi(alpha) * np.sqrt((n + m) / (n * m)), np.inf)
+            margin = compared["statistic"].map(tolerance["ks_margin"]).astype(float)
+            compared["allowed"] = margin + noise
+            compared["excess"] = compared["ks_reference"] / compared["allowed"]
+            worst = compared.groupby(["path", "statistic"])[["ks_reference", "wasserstein_reference", "excess"]].max()
+            for stat in STATISTICS:
+                if stat in worst.index.get_level_values("statistic"):
+                    sub = worst.xs(stat, level="statistic")
+                    out.loc[sub.index, f"ks_{stat}_max"] = sub["ks_reference"]
+                    out.loc[sub.index, f"wasserstein_{stat}_max"] = sub["wasserstein_reference"]
+                    out.loc[sub.index, f"validation_excess_{stat}"] = sub["excess"]
+            bad = compared[compared["ks_reference"] > compared["allowed"]]
+            bad = bad.iloc[np.argsort(bad["statistic"].map(STATISTICS.index).to_numpy(), kind="stable")]
+            text = (
+                bad["population"]
+                + " "
+                + bad["statistic"]
+                + ": KS "
+                + bad["ks_reference"].map("{:.3f}".format)
+                + " to reference > "
+                + bad["allowed"].map("{:.3f}".format)
+            )
+            problems.update(text.groupby(bad["path"]).agg("; ".join))
+        seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
+        for stat in STATISTICS:
+            if stat in seeds.index.get_level_values("statistic"):
+                sub = seeds.xs(stat, level="statistic")
+                out.loc[sub.index, f"ks_seeds_{stat}_max"] = sub
+    out["validation_passed"] = pd.Series(problems == "", dtype=object).where(checked, None)
+    reasons = meta.set_index("path")["reason"].fillna("not validated").astype(str)
+    out["validation_problems"] = problems.where(checked, reasons)
+    return out
 
 
 def figure_points(specs: list[dict]) -> list[str]:
