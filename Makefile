@@ -46,7 +46,7 @@ report: env
 
 ## archive: pack each experiment's tables, records and provenance into results/archives/<experiment>.tar.gz
 archive: env
-	$(SNAKEMAKE) $(ARGS) archive
+	$(SNAKEMAKE) archive $(ARGS)
 
 ## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
 regression: env

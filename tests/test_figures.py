@@ -30,6 +30,12 @@ VPS = [1, 2, 4, 8]
 SERIES = ["brian2", "nest"]  # series appear in the order of the table (sorted by simulator)
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     root = tmp_path_factory.mktemp("synthetic")
@@ -118,13 +124,17 @@ def bar_stacks(ax) -> dict[str, list]:
     """Bars by legend label (each label's colour): label -> [(x, bottom, height)]."""
     colors = {}
     for handle, text in zip(ax.get_legend().legend_handles, ax.get_legend().get_texts(), strict=True):
-        if hasattr(handle, "get_facecolor") and text.get_text() not in ("failed / invalid", *SERIES):
+        if hasattr(handle, "get_facecolor") and text.get_text() not in (
+            "failed / invalid",
+            *(f"{s} (shade)" for s in SERIES),
+        ):
             colors[text.get_text()] = tuple(np.round(handle.get_facecolor(), 3))
     stacks = {label: [] for label in colors}
     for patch in ax.patches:
-        color = tuple(np.round(patch.get_facecolor(), 3))
+        color = np.array(patch.get_facecolor()[:3])
         for label, c in colors.items():
-            if c == color:
+            # The first series has the legend's colour, later ones lighter shades of it.
+            if any(np.allclose(color, figures._lighter(c[:3], j), atol=2e-3) for j in range(len(SERIES))):
                 stacks[label].append((patch.get_x() + patch.get_width() / 2, patch.get_y(), patch.get_height()))
     return stacks
 

@@ -256,7 +256,7 @@ def test_archive_round_trips_and_is_read_beside(finished):
     """Pack `tiny`, read the archive back beside the local results (nothing reruns), and draw
     one comparison figure from both tables."""
     workdir, configfile, _ = finished
-    snakemake(workdir, "--configfile", configfile, "archive")
+    snakemake(workdir, "archive", "--configfile", configfile)
     packed = workdir / "results/archives/tiny.tar.gz"
     assert packed.stat().st_size > 1000
     config = yaml.safe_load((workdir / configfile).read_text())

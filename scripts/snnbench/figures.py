@@ -227,11 +227,16 @@ def _legend(ax, **kwargs) -> None:
     ax.legend(handles, labels, **kwargs)
 
 
-HATCHES = ("", "////", "....", "xxxx", "\\\\\\\\")
+def _lighter(color, j: int):
+    """The j-th series' shade of a colour: the first as is, later ones mixed with white."""
+    mix = min(0.25 * j, 0.75)
+    return tuple(c + (1 - c) * mix for c in matplotlib.colors.to_rgb(color))
 
 
-def _stacked_bars(ax, data: Data, parts: dict[str, pd.Series], ylabel: str, legend_title: str | None = None) -> None:
-    """Bars per shape (ordered by VPs; dodged per series, told apart by hatching) stacked from
+def _stacked_bars(
+    ax, data: Data, parts: dict[str, pd.Series], ylabel: str, legend_title: str | None = None, errorbars: bool = True
+) -> None:
+    """Bars per shape (ordered by VPs; dodged per series, later series in lighter shades) stacked from
     `parts` (label -> per-point values), medians over seeds; an error bar over seeds on the
     stack's total."""
     valid = data.valid
@@ -253,24 +258,22 @@ def _stacked_bars(ax, data: Data, parts: dict[str, pd.Series], ylabel: str, lege
         spread = sub.groupby("shape")["__total"].agg(["min", "max"])
         x = np.array([position[s] for s in med.index]) - 0.4 + width * (j + 0.5)
         bottom = np.zeros(len(med))
-        hatch = HATCHES[j % len(HATCHES)] if len(series) > 1 else None
         for label in parts:
             ax.bar(
                 x,
                 med[label],
                 width * 0.9,
                 bottom=bottom,
-                color=colors[label],
-                hatch=hatch,
-                edgecolor="white",
-                linewidth=0,
+                color=_lighter(colors[label], j),
+                linewidth=0,  # seaborn's white edges would hide narrow bars
                 label=label if j == 0 else None,
             )
             bottom += med[label].to_numpy()
         total = med["__total"].to_numpy()
-        ax.errorbar(x, total, yerr=[total - spread["min"], spread["max"] - total], fmt="none", color="black", lw=0.8)
-        if hatch is not None:
-            ax.bar([np.nan], [np.nan], color="0.7", hatch=hatch, edgecolor="white", label=str(name))
+        if errorbars:
+            ax.errorbar(x, total, yerr=[total - spread["min"], spread["max"] - total], fmt="none", color="k", lw=0.8)
+        if len(series) > 1:
+            ax.bar([np.nan], [np.nan], color=_lighter("0.35", j), label=f"{name} (shade)")
     bad = data.invalid
     if not bad.empty:
         ax.scatter([position[s] for s in bad["shape"]], np.zeros(len(bad)), label="failed / invalid", **INVALID)
@@ -369,7 +372,7 @@ def phase_fractions(ax, data: Data) -> None:
         return
     totals = data.points[cols].sum(axis=1)
     parts = {c.removeprefix("time_").removesuffix("_s"): data.points[c] / totals for c in cols}
-    _stacked_bars(ax, data, parts, "fraction of wall time")
+    _stacked_bars(ax, data, parts, "fraction of wall time", errorbars=False)  # totals are 1
     ax.set_ylim(0, 1.05)
 
 
@@ -584,7 +587,8 @@ def validation_distances(ax, data: Data) -> None:
     ax.scatter(
         x[within], long["excess"][within], s=10, color="0.3", label="within tolerance", clip_on=False, rasterized=dense
     )
-    ax.scatter(x[~within], long["excess"][~within], label="outside: invalid", clip_on=False, **INVALID)
+    if (~within).any():
+        ax.scatter(x[~within], long["excess"][~within], label="outside: invalid", clip_on=False, **INVALID)
     ax.axhline(1.0, color=INVALID["color"], lw=0.8, ls="--")
     ax.set_xticks(range(len(order)), [s.replace("_", " ") for s in order])
     ax.set_xlim(-0.5, len(order) - 0.5)
