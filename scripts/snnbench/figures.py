@@ -507,6 +507,7 @@ def rates(ax, data: Data) -> None:
             label="reference",
             zorder=6,
         )
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("population")
     ax.set_ylabel("rate (spikes/s)")
     _legend(ax, title=hue)
