@@ -8,7 +8,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench rerun rerun-failed clean
+.PHONY: env run report test lint format bench bench-slurm rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -35,6 +35,14 @@ env-%: .venv-%/.installed ;
 	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
 	touch $@
 
+# NEST with MPI (points with more than one rank): built from the sdist once per machine.
+.venv-nest-mpi/.installed: envs/nest-mpi.yaml scripts/install_nest_mpi.sh
+	$(PYTHON) -m venv .venv-nest-mpi
+	.venv-nest-mpi/bin/pip install --quiet --upgrade pip
+	.venv-nest-mpi/bin/pip install --quiet $(call pip_pins,envs/nest-mpi.yaml)
+	scripts/install_nest_mpi.sh .venv-nest-mpi
+	touch $@
+
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
 	$(SNAKEMAKE) $(ARGS)
@@ -43,8 +51,8 @@ run: env
 report: env
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
-## test: all tests, the end-to-end ones included
-test: env
+## test: all tests, the end-to-end ones included (MPI NEST is built once per machine, ~10-25 min)
+test: env env-nest-mpi
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
@@ -60,6 +68,11 @@ format: env
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+
+## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
+bench-slurm: env
+	tests/slurm/cluster.sh start
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

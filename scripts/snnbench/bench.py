@@ -18,6 +18,9 @@ It measures, at one model size (neuron scale S, in-degree scale K), one thread c
     record's `phases_s.total`. The line below the table divides the wall time of the whole
     `snakemake` command (DAG, specs, collect tables, figures included) by the number of points.
     Goal (1a and 1b): median overhead <= 2 s and <= 5 % of the simulation phases.
+    `--only snakemake --only slurm` (make bench-slurm) runs 1b with profiles/local and with
+    profiles/slurm on a SLURM cluster, side by side: per-point job overhead and whole-run time
+    per point (submission, scheduling and status polling included).
 2.  Ours vs reference: `python -m snnbench.simulate` (bare, no wrapper) and `python -m snnbench.oracle`
     (the `microcircuit` package) in fresh processes, interleaved with alternating order (ours first
     in even pairs, reference first in odd ones), the same seed within a pair. Compared: the sum of
@@ -71,7 +74,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--t-sim", type=float, default=1000.0, help="measured simulation, ms (default 1000)")
     parser.add_argument("--seed", type=int, default=55, help="first seed; seeds are seed .. seed+reps-1 (default 55)")
     parser.add_argument(
-        "--only", choices=["wrapper", "snakemake", "reference"], action="append", help="run only these parts"
+        "--only",
+        choices=["wrapper", "snakemake", "reference", "slurm"],
+        action="append",
+        help="run only these parts; slurm (not in the default set) needs a SLURM cluster (tests/slurm/cluster.sh)",
     )
     args = parser.parse_args(argv)
     if args.reps < 1 or args.threads < 1:
@@ -188,20 +194,24 @@ def bench_wrapper(config: dict, tmp: Path) -> list[str]:
     return [overhead_verdict("wrapper (record wall_time_s - phases total)", rows)]
 
 
-def bench_snakemake(config: dict, tmp: Path) -> list[str]:
-    """1b: the real workflow on a copy of the repository; job wall time (benchmark `s`) vs phases."""
+def bench_snakemake(config: dict, tmp: Path, profile: str = "local") -> list[str]:
+    """1b: the real workflow on a copy of the repository; job wall time (benchmark `s`) vs phases.
+    With profile "slurm" every point is a job on the SLURM cluster this machine submits to."""
     snakemake = REPO / ".venv" / "bin" / "snakemake"
     if not snakemake.exists():
         snakemake = Path(shutil.which("snakemake") or sys.exit("no snakemake found (run `make env`)"))
-    workdir = tmp / "repo"
+    workdir = tmp / f"repo-{profile}"
     shutil.copytree(REPO, workdir, ignore=COPY_IGNORE, symlinks=True)
     experiment = config["experiments"][0]
     # Only the experiment: the rest of the config (activity_check) comes from config/config.yaml.
     config_path = tmp / "bench-config.yaml"
     config_path.write_text(yaml.safe_dump({"experiments": [experiment]}, sort_keys=False))
-    command = [snakemake, "--profile", "profiles/local", "--configfile", config_path]
+    command = [snakemake, "--profile", f"profiles/{profile}", "--configfile", config_path]
+    if profile == "slurm":
+        # Poll every 2 s (the profile's defaults are kinder to a busy slurmctld, and slower).
+        command += ["--slurm-init-seconds-before-status-checks", "2", "--seconds-between-status-checks", "2"]
     start = time.perf_counter()
-    run_checked(command, tmp / "snakemake.log", cwd=workdir)
+    run_checked(command, tmp / f"snakemake-{profile}.log", cwd=workdir)
     total_wall_s = time.perf_counter() - start
 
     rows = []
@@ -214,14 +224,16 @@ def bench_snakemake(config: dict, tmp: Path) -> list[str]:
         with open(bench_path) as f:
             job_s = float(next(csv.DictReader(f, delimiter="\t"))["s"])
         rows.append({"seed": spec["seed"], "total": rec["phases_s"]["total"], "wall": job_s})
-    print("\n1b. Snakemake overhead per point: execute_point job (wall = benchmark column s)")
+    print(f"\n1b. Snakemake overhead per point, profiles/{profile}: execute_point job (wall = benchmark column s)")
     print_overhead_table(rows, extra=None)
     jobs_s = sum(r["wall"] for r in rows)
     print(
         f"whole snakemake run: {total_wall_s:.2f} s for {len(specs)} points = {total_wall_s / len(specs):.2f} s/point "
-        f"({total_wall_s - jobs_s:.2f} s outside the point jobs: DAG, specs, tables, figures)"
+        f"({total_wall_s - jobs_s:.2f} s outside the point jobs: DAG, specs, submission and polling, tables, figures)"
     )
-    return [overhead_verdict("snakemake (job s - phases total)", rows)]
+    return [overhead_verdict(f"snakemake {profile} (job s - phases total)", rows)] + [
+        f"INFO  snakemake {profile}: whole run {total_wall_s / len(specs):.2f} s per point"
+    ]
 
 
 def run_ours(spec: dict, tmp: Path) -> dict:
@@ -321,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
             verdicts += bench_snakemake(config, Path(tmp))
         if "reference" in parts:
             verdicts += bench_reference(config, Path(tmp))
+        if "slurm" in parts:
+            verdicts += bench_snakemake(config, Path(tmp), profile="slurm")
     print("\nGoals")
     for line in verdicts:
         print(line)

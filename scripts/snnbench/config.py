@@ -135,11 +135,11 @@ def time_limit_s(config: dict, spec: dict) -> float:
 
 
 def estimate_mem_mb(spec: dict) -> int:
-    """Memory to request for a point: ~50 bytes per synapse (measured for NEST 3 at full
-    scale: 14.9 GB for 2.99e8 synapses) plus ~400 MB per rank for the interpreter and kernel,
-    with 50 % headroom."""
+    """Memory to request per node (SLURM's --mem) for a point: ~50 bytes per synapse (measured
+    for NEST 3 at full scale: 14.9 GB for 2.99e8 synapses) plus ~400 MB per rank for the
+    interpreter and kernel, with 50 % headroom, spread evenly over the nodes."""
     from snnbench import pd14
 
-    model = spec["model"]
+    model, res = spec["model"], spec["resources"]
     synapses = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).total_synapses
-    return int(1.5 * (synapses * 50 / 1e6 + 400 * spec["resources"]["ranks"]))
+    return -(-int(1.5 * (synapses * 50 / 1e6 + 400 * res["ranks"])) // res["nodes"])

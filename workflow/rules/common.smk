@@ -20,6 +20,25 @@ except snnconfig.ConfigError as error:
 
 # Every scaling point of every configured experiment, keyed by its results directory.
 POINTS = snnconfig.all_points(config)
+
+
+def check_environments():
+    """Fail before any job starts if a point's simulator environment is missing (e.g. an MPI
+    point without MPI-capable NEST); with conda, Snakemake builds the environments itself."""
+    if any(m.name.lower() == "conda" for m in workflow.deployment_settings.deployment_method):
+        return
+    missing = {}
+    for path, spec in POINTS.items():
+        try:
+            simulators.python_for(spec)
+        except simulators.EnvironmentMissing as error:
+            missing.setdefault(str(error), []).append(path)
+    if missing:
+        lines = [f"{reason}\n  needed by {len(paths)} point(s), e.g. {paths[0]}" for reason, paths in missing.items()]
+        raise WorkflowError("Missing environments:\n" + "\n".join(lines))
+
+
+check_environments()
 EXPERIMENTS = [experiment["name"] for experiment in config["experiments"]]
 SIMULATORS = sorted({spec["simulator"] for spec in POINTS.values()})
 POINT = "results/{experiment}/{simulator}/{shape}/{scale}/seed{seed}"
@@ -49,6 +68,28 @@ def get_point_conda_env(wildcards):
 
 def get_point_threads(wildcards):
     return get_point_spec(wildcards)["resources"]["virtual_processes"]
+
+
+def get_point_shape(key):
+    """A resource from the point's shape: nodes, tasks (MPI ranks), cpus_per_task (threads)."""
+    field = {"nodes": "nodes", "tasks": "ranks", "cpus_per_task": "threads_per_rank"}[key]
+    return lambda wildcards: get_point_spec(wildcards)["resources"][field]
+
+
+def get_point_mpi(wildcards):
+    # Marks multi-rank points as MPI jobs for the SLURM executor; the launcher itself is chosen
+    # at run time (srun inside a SLURM allocation, mpirun elsewhere).
+    return "srun" if get_point_spec(wildcards)["resources"]["ranks"] > 1 else None
+
+
+def get_point_slurm(key):
+    """A site setting (partition, account, constraint, qos): the experiment's, else the config's."""
+
+    def value(wildcards):
+        experiment = snnconfig.experiment_named(config, get_point_spec(wildcards)["experiment"])
+        return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
+
+    return value
 
 
 def get_point_mem_mb(wildcards):

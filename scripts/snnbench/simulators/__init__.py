@@ -55,16 +55,16 @@ def environment_for(spec: dict) -> str:
 def python_for(spec: dict, repo: Path = REPO) -> str:
     """The interpreter of the point's environment.
 
-    Main environments are the running one. Others: .venv-<environment> at the repo root if
-    `make` built it; else the running interpreter when Snakemake runs the rule in a conda
+    Main environments are the running one. Others: .venv-<environment> at the repo root once
+    `make` finished building it; else the running interpreter when Snakemake runs the rule in a conda
     environment (--software-deployment-method conda); else a clear error.
     """
     env = environment_for(spec)
     if env in MAIN_ENVIRONMENTS:
         return sys.executable
-    venv_python = repo / f".venv-{env}" / "bin" / "python"
-    if venv_python.exists():
-        return str(venv_python)
+    venv = repo / f".venv-{env}"
+    if (venv / ".installed").exists():  # `make` writes it when the environment is complete
+        return str(venv / "bin" / "python")
     if os.environ.get("CONDA_PREFIX") == sys.prefix:
         return sys.executable
     raise EnvironmentMissing(
