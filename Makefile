@@ -4,7 +4,8 @@
 PYTHON ?= python3
 VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
-SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
+PROFILE ?= local
+SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
