@@ -31,7 +31,7 @@ EXPERIMENT = {
 def test_two_ranks_match_two_threads(workflow_copy):
     (workflow_copy / "config" / "mpi.yaml").write_text(yaml.safe_dump({"experiments": [EXPERIMENT]}))
     two = "results/mpi/nest/nodes1_ranks{}_threads{}/N0.05_K0.1/seed3/record.json"
-    snakemake(workflow_copy, "--configfile", "config/mpi.yaml", two.format(2, 1), two.format(1, 2))
+    snakemake(workflow_copy, two.format(2, 1), two.format(1, 2), "--configfile", "config/mpi.yaml")
     ranks = json.loads((workflow_copy / two.format(2, 1)).read_text())
     threads = json.loads((workflow_copy / two.format(1, 2)).read_text())
     assert ranks["status"] == threads["status"] == "ok", (ranks["failure"], threads["failure"])

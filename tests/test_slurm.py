@@ -92,6 +92,7 @@ def test_each_point_is_a_slurm_job_of_its_shape(shapes_run):
         assert rec["network"]["num_synapses"] == rec["network"]["expected_synapses"]
         threads = rec["point"]["resources"]["threads_per_rank"]
         assert rec["provenance"]["slurm"]["cpus_per_task"] == str(threads)
+        assert rec["provenance"]["slurm"]["partition"] == "debug" and rec["provenance"]["slurm"]["node_list"]
         assert [r["threads"] for r in rec["ranks"]] == [threads] * rec["point"]["resources"]["ranks"]
 
     mpi = records[point("slurm-ranks", 2, 1)]

@@ -67,17 +67,30 @@ def package_versions() -> dict:
 
 
 def slurm() -> dict | None:
-    if "SLURM_JOB_ID" not in os.environ:
+    """The SLURM job this runs in, from the scheduler itself (scontrol): the executor plugin strips
+    most SLURM_* variables from MPI jobs' environments, so they cannot be relied on."""
+    job_id = os.environ.get("SLURM_JOB_ID")
+    if job_id is None:
         return None
+    fields = {}
+    try:
+        out = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=30)
+        fields = dict(item.split("=", 1) for item in out.stdout.split() if "=" in item)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
     keys = {
-        "job_id": "SLURM_JOB_ID",
-        "node_list": "SLURM_JOB_NODELIST",
-        "partition": "SLURM_JOB_PARTITION",
-        "ntasks": "SLURM_NTASKS",
-        "cpus_per_task": "SLURM_CPUS_PER_TASK",
-        "account": "SLURM_JOB_ACCOUNT",
+        "node_list": ("NodeList", "SLURM_JOB_NODELIST"),
+        "partition": ("Partition", "SLURM_JOB_PARTITION"),
+        "nodes": ("NumNodes", "SLURM_JOB_NUM_NODES"),
+        "ntasks": ("NumTasks", "SLURM_NTASKS"),
+        "cpus_per_task": ("CPUs/Task", "SLURM_CPUS_PER_TASK"),
+        "account": ("Account", "SLURM_JOB_ACCOUNT"),
+        "time_limit": ("TimeLimit", None),
     }
-    return {k: os.environ.get(v) for k, v in keys.items()}
+    info = {"job_id": job_id}
+    for key, (field, variable) in keys.items():
+        info[key] = fields.get(field) or (os.environ.get(variable) if variable else None)
+    return info
 
 
 def collect(spec: dict) -> dict:
