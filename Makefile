@@ -1,9 +1,9 @@
 # snnbench: `make run` runs the default experiment, `make test` runs the tests.
-# Environments live at the repo root: .venv (workflow, NEST, tests); later simulators whose
+# Environments live at the repo root: .venv (workflow, NEST, PyNN, tests); later simulators whose
 # pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml.
 PYTHON ?= python3
 VENV := .venv
-ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
+ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
