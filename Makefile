@@ -1,15 +1,15 @@
 # snnbench: `make run` runs the default experiment, `make test` runs the tests.
-# Environments live at the repo root: .venv (workflow, NEST, tests); later simulators whose
+# Environments live at the repo root: .venv (workflow, NEST, PyNN, tests); later simulators whose
 # pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml.
 PYTHON ?= python3
 VENV := .venv
-ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
+ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
 PROFILE ?= local
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench bench-slurm rerun rerun-failed clean
+.PHONY: env run report test lint format bench bench-slurm bench-pynn rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -74,6 +74,10 @@ bench: env
 bench-slurm: env
 	tests/slurm/cluster.sh start
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
+
+## bench-pynn: PyNN on NEST against PyNEST on the same points: per phase (ratio of medians), synapses, rates
+bench-pynn: env
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

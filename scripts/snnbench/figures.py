@@ -138,10 +138,15 @@ def rates(points: pd.DataFrame, fig) -> None:
     if done.empty or not set(cols) <= set(done.columns):
         _no_data(ax, "no recorded rates")
         return
-    long = done.melt(id_vars=["shape", "valid"], value_vars=cols, var_name="population", value_name="rate")
+    # With several simulators in one experiment, one colour per simulator and shape.
+    hue, title = "shape", "shape (n x r x t)"
+    if done["simulator"].nunique() > 1:
+        done = done.assign(run=done["simulator"] + " " + done["shape"])
+        hue, title = "run", "simulator, shape (n x r x t)"
+    long = done.melt(id_vars=[hue, "valid"], value_vars=cols, var_name="population", value_name="rate")
     long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
     sns.stripplot(
-        long[long["valid"]], x="population", y="rate", hue="shape", dodge=True, size=3, ax=ax, order=pd14.POPULATIONS
+        long[long["valid"]], x="population", y="rate", hue=hue, dodge=True, size=3, ax=ax, order=pd14.POPULATIONS
     )
     if (~long["valid"]).any():
         sns.stripplot(
@@ -168,7 +173,7 @@ def rates(points: pd.DataFrame, fig) -> None:
         )
     ax.set_xlabel("population")
     ax.set_ylabel("rate (spikes/s)")
-    ax.legend(fontsize="small", frameon=False, title="shape (n x r x t)", title_fontsize="small")
+    ax.legend(fontsize="small", frameon=False, title=title, title_fontsize="small")
 
 
 @dataclass(frozen=True)

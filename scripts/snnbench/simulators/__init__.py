@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 # Environments that `make env` installs together into .venv.
-MAIN_ENVIRONMENTS = ("workflow", "nest", "dev")
+MAIN_ENVIRONMENTS = ("workflow", "nest", "pynn-nest", "dev")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,9 @@ class Simulator:
 
 SIMULATORS = {
     "nest": Simulator("snnbench.simulators.nest:NestBackend", environment="nest", mpi_environment="nest-mpi"),
+    "pynn-nest": Simulator(
+        "snnbench.simulators.pynn_nest:PynnNestBackend", environment="pynn-nest", mpi_environment="nest-mpi"
+    ),
 }
 
 
