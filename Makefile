@@ -23,12 +23,16 @@ $(VENV)/.installed: $(ENVS)
 	touch $@
 
 # Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
-# the Python version that file names (found on PATH or among pyenv's versions).
+# the Python version that file names (found on PATH or among pyenv's versions; a pyenv shim
+# that exists but refuses to run because the version is not active is skipped).
 env-%: .venv-%/.installed ;
+# Not an intermediate file: make must not delete it after building the environment.
+.PRECIOUS: .venv-%/.installed
 
 .venv-%/.installed: envs/%.yaml
 	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
-	python=$$(command -v python$$version || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | tail -n 1); \
+	python=$$(for p in $$(command -v python$$version) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | sort -V -r); do \
+	  $$p -c '' 2>/dev/null && echo $$p && break; done); \
 	test -n "$$python" || { echo "envs/$*.yaml needs Python $$version, which is not installed"; exit 1; }; \
 	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
 	.venv-$*/bin/pip install --quiet --upgrade pip
