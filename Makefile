@@ -8,7 +8,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench rerun rerun-failed clean
+.PHONY: env run report test lint format bench bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -64,6 +64,10 @@ format: env
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+
+## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
+bench-brian2: env env-brian2
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env
