@@ -47,8 +47,8 @@ run: env
 report: env
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
-## test: all tests, the end-to-end ones included
-test: env
+## test: all tests, the end-to-end ones included (Brian2's tests need their environments)
+test: env env-brian2 env-brian2genn
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env

@@ -152,8 +152,12 @@ def test_cpp_standalone_through_the_workflow(workflow_run):
 # --- Brian2GeNN, CPU-only ------------------------------------------------------------------------
 
 
+def skip_unless_env(env: Path) -> None:
+    if not (env / ".installed").exists():
+        pytest.skip(f"{env.name} is not installed (make env-{env.name.removeprefix('.venv-')})")
+
+
 @pytest.mark.slow
-@needs_env(GENN_ENV)
 def test_brian2genn_cpu_only(tmp_path, monkeypatch):
     tree = genn_tree()
     if tree is None:
@@ -161,6 +165,7 @@ def test_brian2genn_cpu_only(tmp_path, monkeypatch):
     missing = prerequisite_missing("brian2-genn-cpu", {"GENN_PATH": tree})
     if missing:
         pytest.skip(missing)
+    skip_unless_env(GENN_ENV)
     monkeypatch.setenv("GENN_PATH", tree)
     rec = run_one(tmp_path, "brian2-genn-cpu", brian2={"delay_bins": 2})
     assert rec["status"] == "ok", rec["failure"]
@@ -182,11 +187,11 @@ def test_brian2genn_cpu_only(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-@needs_env(CUDA_ENV)
 def test_brian2cuda(tmp_path):
     missing = prerequisite_missing("brian2-cuda", {})
     if missing:
         pytest.skip(missing)
+    skip_unless_env(CUDA_ENV)
     rec = run_one(tmp_path, "brian2-cuda", limit_s=3 * 3600)
     assert rec["status"] == "ok", rec["failure"]
     assert rec["simulator"]["device"] == "cuda_standalone"

@@ -51,6 +51,11 @@ def get_point_threads(wildcards):
     return get_point_spec(wildcards)["resources"]["virtual_processes"]
 
 
+def get_point_gpus(wildcards):
+    # GPUs of the point (0 for CPU simulators; brian2-genn and brian2-cuda: 1).
+    return snnconfig.point_gpus(get_point_spec(wildcards))
+
+
 def get_point_mem_mb(wildcards):
     return snnconfig.estimate_mem_mb(get_point_spec(wildcards))
 

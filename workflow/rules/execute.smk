@@ -14,6 +14,8 @@ rule execute_point:
     resources:
         mem_mb=get_point_mem_mb,
         runtime=get_point_runtime_min,
+        # GPUs of the point (brian2-genn, brian2-cuda: 1); snakemake-executor-plugin-slurm requests them.
+        gpu=get_point_gpus,
         # Profiles may cap this to run one point at a time (no two benchmarks share cores).
         point_slots=1,
     script:

@@ -169,6 +169,26 @@ DEVICES = {
 }
 
 
+def binning_summary(label: str, delay_steps: np.ndarray, bins: list[DelayBin]) -> dict:
+    """What delay binning did to one projection, for the point's record."""
+    error = sum(np.abs(delay_steps[b.index] - b.delay_steps).sum() for b in bins) / max(delay_steps.size, 1)
+    return {
+        "projection": label,
+        "bins": [
+            {"steps": [b.low_steps, b.high_steps], "delay_steps": b.delay_steps, "synapses": len(b.index)} for b in bins
+        ],
+        "mean_abs_error_steps": float(error),
+    }
+
+
+CODE_OPTIONS = {
+    "runtime": (),
+    "cpp_standalone": (),
+    "genn": ("delay_bins",),
+    "cuda_standalone": ("cuda_compute_capability",),
+}
+
+
 class PrerequisiteMissing(RuntimeError):
     """Something the device needs is not on this machine; the message says what."""
 
@@ -220,6 +240,29 @@ def check_prerequisites(simulator: str) -> None:
         raise PrerequisiteMissing("brian2-cuda needs the CUDA toolkit (nvcc on PATH or CUDA_PATH)")
 
 
+def curand_from_pypi(build_dir: Path) -> tuple[Path, Path] | None:
+    """curand's headers and library from the PyPI package nvidia-curand (which installs them as
+    nvidia/cu<N>/include and lib, the library only as libcurand.so.<major>): the include folder
+    and a folder in the build directory where libcurand.so links to it, or None without it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in map(Path, spec.submodule_search_locations):
+        for header in sorted(root.glob("*/include/curand.h")) + sorted(root.glob("curand/include/curand.h")):
+            libs = sorted(header.parent.parent.glob("lib/libcurand.so*"))
+            if not libs:
+                continue
+            link_dir = build_dir / "curand_lib"
+            link_dir.mkdir(exist_ok=True)
+            link = link_dir / "libcurand.so"
+            if not link.exists():
+                link.symlink_to(libs[-1])
+            return header.parent, link_dir
+    return None
+
+
 class GpuMemoryPoller:
     """Peak GPU memory in use (nvidia-smi, whole device, MB) while a run lasts."""
 
@@ -261,7 +304,11 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         "simulator": spec["simulator"],
         "model": spec["model"],
         "threads": spec["resources"]["threads_per_rank"],
-        "options": spec.get("simulator_options", {}),
+        # Options that change the generated code: delay bins make Synapses objects on GeNN only
+        # (elsewhere binned delays are data), the compute capability is compiled in.
+        "options": {
+            k: v for k, v in spec.get("simulator_options", {}).items() if k in CODE_OPTIONS[device.brian_device]
+        },
         "versions": versions,
         "python": sys.version,
     }
@@ -293,6 +340,8 @@ class Brian2Backend(Backend):
         super().__init__(spec)
         self.device = DEVICES[spec["simulator"]]
         self.options = {"delay_bins": DEFAULT_DELAY_BINS, **spec.get("simulator_options", {})}
+        # Brian2GeNN must bin delays; the other devices can, to measure what binning changes.
+        self.binned = self.device.binned_delays or bool(self.options.get("bin_delays"))
         self._timers: dict[str, float] = {}
         self.info: dict = {}
 
@@ -384,28 +433,17 @@ class Brian2Backend(Backend):
         for proj in draw_projections(self.net, self.spec["seed"], dt_ms):
             src, tgt = self.groups[proj.source], self.groups[proj.target]
             label = f"{pd14.POPULATIONS[proj.source]}_to_{pd14.POPULATIONS[proj.target]}"
-            if self.device.binned_delays:
+            delays = proj.delay_steps
+            parts = [(slice(None), None)]  # one Synapses object, a delay per synapse
+            if self.binned:
                 bins = delay_bins(proj.delay_steps, self.options["delay_bins"])
-                parts = [(b.index, b.delay_steps) for b in bins]
-                self.binning.append(
-                    {
-                        "projection": label,
-                        "bins": [
-                            {
-                                "steps": [b.low_steps, b.high_steps],
-                                "delay_steps": b.delay_steps,
-                                "synapses": b.index.size,
-                            }
-                            for b in bins
-                        ],
-                        "mean_abs_error_steps": float(
-                            sum(np.abs(proj.delay_steps[b.index] - b.delay_steps).sum() for b in bins)
-                            / proj.delay_steps.size
-                        ),
-                    }
-                )
-            else:
-                parts = [(slice(None), None)]
+                self.binning.append(binning_summary(label, proj.delay_steps, bins))
+                if self.device.binned_delays:  # one Synapses object per bin, with the bin's delay
+                    parts = [(b.index, b.delay_steps) for b in bins]
+                else:  # the same delays as data: what binning does to the activity, on any device
+                    delays = np.empty_like(proj.delay_steps)
+                    for b in bins:
+                        delays[b.index] = b.delay_steps
             for k, (index, steps) in enumerate(parts):
                 kwargs = {"delay": steps * dt_ms * b2.ms} if steps is not None else {}
                 syn = b2.Synapses(
@@ -419,7 +457,7 @@ class Brian2Backend(Backend):
                 syn.connect(i=proj.i[index], j=proj.j[index])
                 syn.w = proj.weight_pA[index] * b2.pA
                 if steps is None:
-                    syn.delay = proj.delay_steps * dt_ms * b2.ms
+                    syn.delay = delays * dt_ms * b2.ms
                 self.synapses.append(syn)
                 self.num_synapses += int(proj.i[index].size)
         self.network = b2.Network(self.groups, self.inputs, self.monitors, self.synapses)
@@ -511,21 +549,23 @@ class Brian2Backend(Backend):
 
     def _configure_cuda(self) -> None:
         b2 = self.b2
+        cuda = b2.prefs.devices.cuda_standalone.cuda_backend
         capability = self.options.get("cuda_compute_capability")
         if capability is not None:
-            b2.prefs.devices.cuda_standalone.cuda_backend.detect_gpus = False
-            b2.prefs.devices.cuda_standalone.cuda_backend.compute_capability = float(capability)
-        # CUDA 13's CUB needs C++17.
-        b2.prefs.devices.cuda_standalone.cuda_backend.extra_compile_args_nvcc += ["-std=c++17"]
-        try:
-            import nvidia.curand
-
-            root = Path(list(nvidia.curand.__path__)[0])
-            b2.prefs.codegen.cpp.include_dirs += [str(root / "include")]
-            b2.prefs.codegen.cpp.library_dirs += [str(root / "lib")]
-            b2.prefs.codegen.cpp.runtime_library_dirs += [str(root / "lib")]
-        except ImportError:
-            pass
+            # Compile for this GPU generation without detecting a GPU (no GPU needed to build).
+            cuda.detect_gpus = False
+            cuda.compute_capability = float(capability)
+            cuda.gpu_id = int(os.environ.get("SNNBENCH_CUDA_GPU_ID", "0"))  # brian2cuda needs both
+        # brian2cuda's makefile says -std=c++11; CUDA 13's CUB needs C++17 (nvcc takes the last -std).
+        nvcc_args = [*cuda.extra_compile_args_nvcc, "-std=c++17"]
+        curand = curand_from_pypi(self.build_dir)
+        if curand is not None:
+            include, lib = curand
+            nvcc_args.append(f"-I{include}")
+            b2.prefs.codegen.cpp.include_dirs += [str(include)]
+            b2.prefs.codegen.cpp.library_dirs += [str(lib)]
+            b2.prefs.codegen.cpp.runtime_library_dirs += [str(lib)]
+        cuda.extra_compile_args_nvcc = nvcc_args
 
     @staticmethod
     def _mark(label: str) -> str:
@@ -538,11 +578,13 @@ class Brian2Backend(Backend):
         )
 
     @staticmethod
-    def _seed_code() -> str:
+    def _seed_code(brian_device: str) -> str:
         """C++ that seeds the binary's generators from the seed file (so one build serves all seeds)."""
+        read = f'std::ifstream _s("results/{SEED_FILE}"); unsigned long long _seed = 0; _s >> _seed; '
+        if brian_device == "cuda_standalone":
+            return "{ " + read + "random_number_buffer.set_seed(_seed); }"
         return (
-            f'{{ std::ifstream _s("results/{SEED_FILE}"); unsigned long _seed = 0; _s >> _seed; '
-            "for (size_t _i = 0; _i < brian::_random_generators.size(); _i++) "
+            "{ " + read + "for (size_t _i = 0; _i < brian::_random_generators.size(); _i++) "
             "brian::_random_generators[_i].seed(_seed + _i); }"
         )
 
@@ -555,10 +597,8 @@ class Brian2Backend(Backend):
         device = b2.get_device()
         device.insert_code("before_start", self._mark("start"))
         device.insert_code("before_end", self._mark("end"))
-        if dev.brian_device == "cpp_standalone":
-            device.insert_code("main", self._seed_code())
-        elif dev.brian_device == "cuda_standalone":
-            b2.seed(self.spec["seed"])
+        if dev.brian_device in ("cpp_standalone", "cuda_standalone"):
+            device.insert_code("main", self._seed_code(dev.brian_device))
         if dev.brian_device == "cuda_standalone":
             device.insert_code("main", self._mark("initialised") + self._mark("run_start"))
             if self.model["t_presim_ms"] > 0:
@@ -688,11 +728,11 @@ class Brian2Backend(Backend):
             "gpu": self.device.gpu,
             "threads": self.threads if self.device.brian_device == "cpp_standalone" else 1,
             "synapse_objects": len(self.synapses),
-            "delays": "binned" if self.device.binned_delays else "per synapse",
+            "delays": "binned" if self.binned else "per synapse",
             "phase_sources": self._phase_sources(),
             **self.info,
         }
-        if self.device.binned_delays:
+        if self.binned:
             info["delay_bins"] = self.options["delay_bins"]
             info["delay_binning"] = self.binning
         return RankOutput(
