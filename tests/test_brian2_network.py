@@ -117,3 +117,44 @@ def test_brian2_points_get_their_environment_gpus_and_options():
     defaults = validated(experiment(simulators=["brian2-genn-cpu"]))["experiments"][0]
     assert snnconfig.expand_points(defaults)[0]["simulator_options"]["delay_bins"] == 4
     assert set(SIMULATORS) >= {"brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda"}
+
+
+def comparison_points(brian2_l23e: list[float]):
+    import pandas as pd
+
+    rows = []
+    for simulator, rates in (("nest", [1.0, 1.2, 1.1]), ("brian2-cpp", brian2_l23e)):
+        for seed, rate in enumerate(rates, start=1):
+            row = {
+                "experiment": "x",
+                "neuron_scale": 0.1,
+                "indegree_scale": 0.1,
+                "input": "poisson",
+                "t_presim_ms": 100.0,
+                "t_sim_ms": 1000.0,
+                "simulator": simulator,
+                "seed": seed,
+                "valid": True,
+            }
+            row.update({f"rate_{p}_hz": 5.0 + 0.01 * seed for p in pd14.POPULATIONS})
+            row["rate_L23E_hz"] = rate
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def test_rates_agree_with_nest_within_seed_spread():
+    from snnbench import compare
+
+    close = compare.add_agreement(comparison_points([1.05, 1.25, 1.15]))
+    assert close.loc[close["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [True] * 3
+    assert close.loc[close["simulator"] == "nest", "rates_agree_with_nest"].isna().all()
+    # L23E off by 1 spike/s while seeds spread by 0.2: the simulators differ.
+    far = compare.add_agreement(comparison_points([2.0, 2.2, 2.1]))
+    assert far.loc[far["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [False] * 3
+    table = compare.agreement(comparison_points([2.0, 2.2, 2.1]))
+    row = table[table["population"] == "L23E"].iloc[0]
+    assert row["difference_hz"] == pytest.approx(1.0) and row["spread_hz"] == pytest.approx(0.2)
+    assert row["tolerance_hz"] == pytest.approx(2 * 0.2 + 0.02 * 1.1) and not row["agrees"]
+    # One seed has no spread: no verdict.
+    one = compare.add_agreement(comparison_points([1.05]))
+    assert one["rates_agree_with_nest"].isna().all()

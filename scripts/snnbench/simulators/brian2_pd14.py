@@ -556,8 +556,11 @@ class Brian2Backend(Backend):
             cuda.detect_gpus = False
             cuda.compute_capability = float(capability)
             cuda.gpu_id = int(os.environ.get("SNNBENCH_CUDA_GPU_ID", "0"))  # brian2cuda needs both
-        # brian2cuda's makefile says -std=c++11; CUDA 13's CUB needs C++17 (nvcc takes the last -std).
+        # brian2cuda's makefile and Brian2's host flags say -std=c++11; CUDA 13's CUB needs C++17 in
+        # both the device and the host pass (nvcc takes the last -std it is given).
         nvcc_args = [*cuda.extra_compile_args_nvcc, "-std=c++17"]
+        gcc_args = [a for a in b2.prefs.codegen.cpp.extra_compile_args_gcc if not a.startswith("-std=")]
+        b2.prefs.codegen.cpp.extra_compile_args_gcc = [*gcc_args, "-std=c++17"]
         curand = curand_from_pypi(self.build_dir)
         if curand is not None:
             include, lib = curand
@@ -621,11 +624,13 @@ class Brian2Backend(Backend):
         """A one-neuron group whose run_regularly calls a C++ function at t = t_presim that writes
         the 'presimulated' mark (Brian2GeNN runs such operations on the host between steps)."""
         b2 = self.b2
+        # Argument names of their own: Brian2 substitutes namespace names (t_presim) in the code.
         code = (
             "#include <chrono>\n#include <fstream>\n"
-            "double snnbench_mark_presim(double t, double t_presim) {\n"
-            "  if (t >= t_presim - 1e-9 && t < t_presim + 1e-9) " + self._mark("presimulated") + "\n"
-            "  return t;\n}\n"
+            "double snnbench_mark_presim(double _snnbench_now, double _snnbench_end) {\n"
+            "  if (_snnbench_now >= _snnbench_end - 1e-9 && _snnbench_now < _snnbench_end + 1e-9) "
+            + self._mark("presimulated")
+            + "\n  return _snnbench_now;\n}\n"
         )
         mark = b2.Function(
             lambda t, t_presim: t,
