@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, experiment, snakemake, validated
+from conftest import REPO, VENV_BIN, experiment, validated
 from snnbench import config as snnconfig
 from snnbench import execute, pd14
 from snnbench.simulators.brian2_pd14 import PrerequisiteMissing, check_prerequisites
@@ -99,7 +100,15 @@ def workflow_run(tmp_path_factory):
         ]
     }
     (workdir / "config" / "b2.yaml").write_text(yaml.safe_dump(config))
-    snakemake(workdir, "--configfile", "config/b2.yaml")
+    # Not conftest's 15-minute limit: the first run compiles PD14 twice (1 and 2 threads).
+    proc = subprocess.run(
+        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--configfile", "config/b2.yaml"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return workdir
 
 

@@ -22,8 +22,10 @@ import tempfile
 from pathlib import Path
 from statistics import median
 
+from snakemake.utils import validate
+
 from snnbench.bench import child_env, run_checked
-from snnbench.config import expand_points
+from snnbench.config import CONFIG_SCHEMA, expand_points
 from snnbench.simulators import EnvironmentMissing, python_for
 
 GOAL_RATIO = 2.0
@@ -48,6 +50,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def specs(args: argparse.Namespace) -> list[dict]:
     experiment = {
         "name": "bench-brian2",
+        "model": "pd14",
         "simulators": list(SIMULATORS),
         "scaling": "strong",
         "resources": {"nodes": [1], "ranks_per_node": [1], "threads_per_rank": [args.threads]},
@@ -62,7 +65,9 @@ def specs(args: argparse.Namespace) -> list[dict]:
         "seeds": [args.seed + i for i in range(args.reps)],
         "brian2": {"delay_bins": 4},
     }
-    return expand_points(experiment)
+    config = {"experiments": [experiment]}
+    validate(config, str(CONFIG_SCHEMA))  # fills in the defaults, as the workflow does
+    return expand_points(config["experiments"][0])
 
 
 def run(spec: dict, tmp: Path) -> dict:

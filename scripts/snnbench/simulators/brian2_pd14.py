@@ -300,9 +300,13 @@ class GpuMemoryPoller:
 def build_key(spec: dict, device: Device, versions: dict) -> str:
     """What a standalone build depends on: everything but the seed (the network's random data is
     read by the binary at start-up, not compiled in)."""
+    # Numbers as floats: 100 (YAML) and 100.0 (Python) are the same model.
+    model = {
+        k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in spec["model"].items()
+    }
     key = {
         "simulator": spec["simulator"],
-        "model": spec["model"],
+        "model": model,
         "threads": spec["resources"]["threads_per_rank"],
         # Options that change the generated code: delay bins make Synapses objects on GeNN only
         # (elsewhere binned delays are data), the compute capability is compiled in.
