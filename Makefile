@@ -9,7 +9,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
 # The pinned `name==version` lines of conda env files' pip sections.
 pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench bench-slurm bench-pynn rerun rerun-failed clean
+.PHONY: env run report test lint format bench bench-slurm bench-pynn bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -24,12 +24,16 @@ $(VENV)/.installed: $(ENVS)
 	touch $@
 
 # Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
-# the Python version that file names (found on PATH or among pyenv's versions).
+# the Python version that file names (found on PATH or among pyenv's versions; a pyenv shim
+# that exists but refuses to run because the version is not active is skipped).
 env-%: .venv-%/.installed ;
+# Not an intermediate file: make must not delete it after building the environment.
+.PRECIOUS: .venv-%/.installed
 
 .venv-%/.installed: envs/%.yaml
 	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
-	python=$$(command -v python$$version || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | tail -n 1); \
+	python=$$(for p in $$(command -v python$$version) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | sort -V -r); do \
+	  $$p -c '' 2>/dev/null && echo $$p && break; done); \
 	test -n "$$python" || { echo "envs/$*.yaml needs Python $$version, which is not installed"; exit 1; }; \
 	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
 	.venv-$*/bin/pip install --quiet --upgrade pip
@@ -52,8 +56,9 @@ run: env
 report: env
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
-## test: all tests, the end-to-end ones included (MPI NEST is built once per machine, ~10-25 min)
-test: env env-nest-mpi
+## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's tests need their
+## environments)
+test: env env-nest-mpi env-brian2 env-brian2genn
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
@@ -78,6 +83,10 @@ bench-slurm: env
 ## bench-pynn: PyNN on NEST against PyNEST on the same points: per phase (ratio of medians), synapses, rates
 bench-pynn: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
+
+## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
+bench-brian2: env env-brian2
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

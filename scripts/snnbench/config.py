@@ -94,9 +94,27 @@ def expand_points(experiment: dict) -> list[dict]:
             "model": point_model,
             "seed": seed,
         }
+        add_simulator_fields(spec, experiment)
         spec["path"] = point_dir(spec)
         points.append(spec)
     return points
+
+
+def add_simulator_fields(spec: dict, experiment: dict) -> None:
+    """Fields only some simulators have, added only to their points (other points' specs, and so
+    their finished results, stay as they were): GPUs per point, and the Brian2 options."""
+    from snnbench.simulators import SIMULATORS
+
+    gpus = SIMULATORS[spec["simulator"]].gpus
+    if gpus:
+        spec["resources"]["gpus"] = gpus
+    if spec["simulator"].startswith("brian2-"):
+        spec["simulator_options"] = dict(experiment.get("brian2", {}))
+
+
+def point_gpus(spec: dict) -> int:
+    """GPUs a point needs (0 for CPU simulators)."""
+    return int(spec["resources"].get("gpus", 0))
 
 
 def point_dir(spec: dict) -> str:

@@ -176,6 +176,31 @@ def rates(points: pd.DataFrame, fig) -> None:
     ax.legend(fontsize="small", frameon=False, title=title, title_fontsize="small")
 
 
+def rates_by_simulator(points: pd.DataFrame, fig) -> None:
+    """Population rates per simulator (mean over seeds and shapes, bars span the points): NEST
+    and the Brian2 devices side by side; the title says whether each agrees with NEST."""
+    from snnbench import compare
+
+    ax = fig.subplots()
+    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
+    valid = _valid(points)
+    if valid.empty or not set(cols) <= set(valid.columns):
+        _no_data(ax, "no valid rates")
+        return
+    long = valid.melt(id_vars=["simulator"], value_vars=cols, var_name="population", value_name="rate")
+    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
+    sns.barplot(long, x="population", y="rate", hue="simulator", errorbar=("pi", 100), ax=ax, order=pd14.POPULATIONS)
+    table = compare.agreement(points)
+    if not table.empty:
+        verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+        words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
+        if words:
+            ax.set_title("rates vs NEST within seed spread: " + ", ".join(words), fontsize="small")
+    ax.set_xlabel("population")
+    ax.set_ylabel("rate (spikes/s)")
+    ax.legend(fontsize="small", frameon=False)
+
+
 @dataclass(frozen=True)
 class Figure:
     draw: Callable
@@ -200,13 +225,19 @@ FIGURES = {
         rates,
         "Population firing rates of every point, with the published reference rates (black) where they exist.",
     ),
+    "rates_by_simulator": Figure(
+        rates_by_simulator,
+        "Population firing rates per simulator (NEST and Brian2's devices side by side, bars span the points); "
+        "the title says whether each simulator's rates agree with NEST's within the seed-to-seed spread.",
+    ),
 }
 
 
 def draw(name: str, points: pd.DataFrame, png: str, pdf: str) -> None:
     _style()
     spec = FIGURES[name]
-    fig = plt.figure(figsize=(WIDTH_IN * (2 if name == "rates" else 1), spec.height_in), layout="constrained")
+    wide = name in ("rates", "rates_by_simulator")
+    fig = plt.figure(figsize=(WIDTH_IN * (2 if wide else 1), spec.height_in), layout="constrained")
     spec.draw(points, fig)
     experiment = points["experiment"].iloc[0] if not points.empty else ""
     fig.suptitle(experiment, fontsize="small")

@@ -6,6 +6,7 @@ import datetime
 import hashlib
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parent
 
 # Packages whose versions go into every record (where installed in the running environment).
-PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "pynn")
+PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
 # Variables that shape threading, MPI and scheduling.
 ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_")
 
@@ -39,6 +40,11 @@ def benchmark_hash(simulator: str) -> str:
     """Hash of the code that defines the benchmark (model parameters, driver, backend): two
     records with the same hash ran the same benchmark, whatever the workflow commit."""
     files = [PACKAGE / "pd14.py", PACKAGE / "simulate.py", PACKAGE / "simulators" / f"{simulator.replace('-', '_')}.py"]
+    from snnbench.simulators import SIMULATORS
+
+    if simulator in SIMULATORS:  # simulators that share a backend module (brian2-cpp, brian2-genn, ...)
+        module = SIMULATORS[simulator].backend.split(":")[0]
+        files.append(PACKAGE.parent / (module.replace(".", "/") + ".py"))
     digest = hashlib.sha256()
     for f in files:
         if f.exists():
@@ -93,6 +99,37 @@ def slurm() -> dict | None:
     return info
 
 
+def gpus() -> list[dict] | None:
+    """The GPUs nvidia-smi sees (model, driver, memory), or None without nvidia-smi or GPU.
+    Under SLURM it sees the GPUs allocated to the job."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    fields = ["index", "name", "driver_version", "memory.total", "uuid"]
+    try:
+        out = subprocess.run(
+            [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    rows = [dict(zip(fields, (v.strip() for v in line.split(",")), strict=False)) for line in out.stdout.splitlines()]
+    return [
+        {
+            "index": r["index"],
+            "name": r["name"],
+            "driver": r["driver_version"],
+            "memory_mb": r["memory.total"],
+            "uuid": r["uuid"],
+        }
+        for r in rows
+    ] or None
+
+
 def collect(spec: dict) -> dict:
     """Provenance of the machine and environment this process runs in."""
     from snnbench.config import canonical_hash
@@ -114,4 +151,6 @@ def collect(spec: dict) -> dict:
         },
         "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "slurm": slurm(),
+        # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
+        **({"gpus": (found := gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
     }

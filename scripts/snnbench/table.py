@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, pd14
+from snnbench import activity, compare, pd14
 from snnbench.simulators.base import PHASES
 
 PHASE_COLUMNS = [f"time_{p}_s" for p in (*PHASES, "total")]
@@ -70,6 +70,8 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
             "benchmark_hash": prov["benchmark_hash"],
             "started_utc": prov["started_utc"],
             "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+            "gpus": spec["resources"].get("gpus", 0),
+            "gpu_model": (prov.get("gpu") or {}).get("name"),
         }
     )
     row.update(benchmark or {})
@@ -81,6 +83,11 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     row.update(rec["memory"])
     row.update(rec["network"])
     row["simulator_version"] = rec["simulator"]["version"]
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb"):  # Brian2's devices
+        if key in rec["simulator"]:
+            row[key] = rec["simulator"][key]
+    if "build" in rec["simulator"]:
+        row["binary_reused"] = rec["simulator"]["build"]["binary_reused"]
     for phase, timers in rec["simulator_timers_s"].items():
         row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
 
@@ -151,5 +158,5 @@ def collect(record_paths: list, bounds: dict, benchmark_paths: list | None = Non
         rec = json.loads(Path(path).read_text())
         rows.append(point_row(rec, bounds, read_benchmark(bench)))
         ranks += rank_rows(rec)
-    points = add_efficiency(pd.DataFrame(rows))
+    points = compare.add_agreement(add_efficiency(pd.DataFrame(rows)))
     return points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True), pd.DataFrame(ranks)

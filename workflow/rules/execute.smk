@@ -25,6 +25,8 @@ rule execute_point:
         slurm_account=get_point_slurm("account"),
         constraint=get_point_slurm("constraint"),
         qos=get_point_slurm("qos"),
+        # GPUs of the point (brian2-genn, brian2-cuda: 1); snakemake-executor-plugin-slurm requests them.
+        gpu=get_point_gpus,
         # Profiles may cap this to run one point at a time (no two benchmarks share cores).
         point_slots=1,
     script:

@@ -24,6 +24,7 @@ class Simulator:
     backend: str  # "module:Class", imported on demand (one simulator's environment need not hold the others)
     environment: str  # envs/<environment>.yaml
     mpi_environment: str | None = None  # for points with more than one MPI rank; None: no MPI support
+    gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
 
 
 SIMULATORS = {
@@ -31,6 +32,13 @@ SIMULATORS = {
     "pynn-nest": Simulator(
         "snnbench.simulators.pynn_nest:PynnNestBackend", environment="pynn-nest", mpi_environment="nest-mpi"
     ),
+    # Brian2's devices, one backend (snnbench.simulators.brian2_pd14); their pins conflict, so
+    # each family has an environment of its own.
+    "brian2-runtime": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-cpp": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-genn": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn", gpus=1),
+    "brian2-genn-cpu": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn"),
+    "brian2-cuda": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2cuda", gpus=1),
 }
 
 
