@@ -90,6 +90,8 @@ def get_point_slurm(key):
         return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
 
     return value
+
+
 def get_point_gpus(wildcards):
     # GPUs of the point (0 for CPU simulators; brian2-genn and brian2-cuda: 1).
     return snnconfig.point_gpus(get_point_spec(wildcards))
