@@ -5,10 +5,15 @@ PYTHON ?= python3
 VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
-# The pinned `name==version` lines of conda env files' pip sections.
-pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml).
+TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
+# The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
+# are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
+# must not be installed, e.g. ones that pull another torch build; see envs/norse.yaml).
+pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench rerun rerun-failed clean
+.PHONY: env training-envs run run-training report test lint format bench rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -25,6 +30,8 @@ $(VENV)/.installed: $(ENVS)
 # Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
 # the Python version that file names (found on PATH or among pyenv's versions).
 env-%: .venv-%/.installed ;
+# Keep the stamp: as an intermediate target make would delete it and reinstall every time.
+.PRECIOUS: .venv-%/.installed
 
 .venv-%/.installed: envs/%.yaml
 	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
@@ -33,7 +40,15 @@ env-%: .venv-%/.installed ;
 	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
 	.venv-$*/bin/pip install --quiet --upgrade pip
 	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
+	$(if $(call pip_nodeps,$<),.venv-$*/bin/pip install --quiet --no-deps $(call pip_nodeps,$<))
 	touch $@
+
+## training-envs: the environments of the snn-training family's CPU-capable libraries
+training-envs: $(TRAINING_ENVS:%=env-%)
+
+## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
+run-training: env training-envs
+	$(SNAKEMAKE) --configfile config/experiments/snn-training-cpu.yaml $(ARGS)
 
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
@@ -44,7 +59,7 @@ report: env
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
 ## test: all tests, the end-to-end ones included
-test: env
+test: env training-envs
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
