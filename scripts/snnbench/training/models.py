@@ -265,15 +265,15 @@ def build(framework: str, neuron: dict, n: int, gain: float, time_loop: str, see
 
 @torch.no_grad()
 def calibrate(
-    layer: Layer, x: torch.Tensor, target_rate: float, reference_rate: float, max_steps: int = 50
+    layer: Layer, x: torch.Tensor, target_rate: float, reference_rate: float, max_batch: int = 2
 ) -> tuple[float, float]:
     """Set the layer's input gain so that it fires `target_rate` spikes per neuron and step on the
-    first `max_steps` steps of `x` (in the layer's layout): the framework's own neuron decides,
+    first `max_batch` batch elements of `x` (in the layer's layout): the framework's own neuron decides,
     so frameworks whose neuron differs from the spec still fire at the same rate. A framework
     that fires the reference's rate at the reference's gain (it implements the spec) keeps it.
     Returns (gain, rate) with the gain in the spec's units (before the framework's factor)."""
     factor = layer.gain.factor / layer.base_gain
-    head = x[:max_steps] if layer.layout == "TBN" else x[:, :max_steps]
+    head = x[:, :max_batch] if layer.layout == "TBN" else x[:max_batch]
 
     def rate(g: float) -> float:
         layer.gain.factor = g * factor
