@@ -6,10 +6,15 @@ VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
 PROFILE ?= local
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
-# The pinned `name==version` lines of conda env files' pip sections.
-pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml).
+TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
+# The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
+# are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
+# must not be installed, e.g. ones that pull another torch build; see envs/norse.yaml).
+pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report test lint format bench bench-slurm bench-pynn bench-brian2 rerun rerun-failed clean
+.PHONY: env training-envs run run-training report test lint format bench bench-slurm bench-pynn bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -38,6 +43,7 @@ env-%: .venv-%/.installed ;
 	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
 	.venv-$*/bin/pip install --quiet --upgrade pip
 	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
+	$(if $(call pip_nodeps,$<),.venv-$*/bin/pip install --quiet --no-deps $(call pip_nodeps,$<))
 	touch $@
 
 # NEST with MPI (points with more than one rank): built from the sdist once per machine.
@@ -48,6 +54,13 @@ env-%: .venv-%/.installed ;
 	scripts/install_nest_mpi.sh .venv-nest-mpi
 	touch $@
 
+## training-envs: the environments of the snn-training family's CPU-capable libraries
+training-envs: $(TRAINING_ENVS:%=env-%)
+
+## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
+run-training: env training-envs
+	$(SNAKEMAKE) --configfile config/experiments/snn-training-cpu.yaml $(ARGS)
+
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
 	$(SNAKEMAKE) $(ARGS)
@@ -56,9 +69,9 @@ run: env
 report: env
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
-## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's tests need their
-## environments)
-test: env env-nest-mpi env-brian2 env-brian2genn
+## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's and the
+## training family's tests need their environments)
+test: env env-nest-mpi env-brian2 env-brian2genn training-envs
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env

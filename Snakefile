@@ -17,6 +17,7 @@ include: "workflow/rules/configure.smk"
 include: "workflow/rules/execute.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/analyze.smk"
+include: "workflow/rules/training.smk"
 
 
 localrules:

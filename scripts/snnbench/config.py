@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from snnbench.training import points as training
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
@@ -49,10 +51,14 @@ def check(config: dict) -> None:
     if duplicates:
         raise ConfigError(f"experiments[].name must be unique; repeated: {', '.join(duplicates)}")
     for i, exp in enumerate(config["experiments"]):
+        if training.is_training(exp):
+            problems = training.check(i, exp)
+            if problems:
+                raise ConfigError("; ".join(problems))
         seeds = exp["seeds"]
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"experiments[{i}] ({exp['name']}): seeds must not repeat: {seeds}")
-        for key, values in exp["resources"].items():
+        for key, values in exp.get("resources", {}).items():
             if len(set(values)) != len(values):
                 raise ConfigError(f"experiments[{i}] ({exp['name']}): resources.{key} must not repeat: {values}")
 
@@ -64,7 +70,11 @@ def expand_points(experiment: dict) -> list[dict]:
     number of virtual processes (VPs = nodes x ranks per node x threads per rank):
     neuron_scale = neuron_scale_per_vp x VPs, at a fixed in-degree scale, so neurons and
     synapses per VP stay constant.
+
+    Experiments of the snn-training family expand in snnbench.training.points.
     """
+    if training.is_training(experiment):
+        return training.expand(experiment)
     res = experiment["resources"]
     model = dict(experiment["pd14"])
     points = []
@@ -158,6 +168,8 @@ def estimate_mem_mb(spec: dict) -> int:
     interpreter and kernel, with 50 % headroom, spread evenly over the nodes."""
     from snnbench import pd14
 
+    if spec.get("model_name") == training.MODEL:
+        return training.estimate_mem_mb(spec)
     model, res = spec["model"], spec["resources"]
     synapses = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).total_synapses
     return -(-int(1.5 * (synapses * 50 / 1e6 + 400 * res["ranks"])) // res["nodes"])

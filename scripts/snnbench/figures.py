@@ -20,6 +20,7 @@ import seaborn as sns  # noqa: E402
 
 from snnbench import pd14  # noqa: E402
 from snnbench.simulators.base import PHASES  # noqa: E402
+from snnbench.training import figures as training_figures  # noqa: E402
 
 PALETTE = "colorblind"
 WIDTH_IN = 3.5  # one journal column
@@ -233,7 +234,23 @@ FIGURES = {
 }
 
 
+# The snn-training family's figures live in snnbench.training.figures.
+TRAINING_FIGURES = training_figures.FIGURES
+
+
+def names_for(model: str) -> list[str]:
+    """The figures an experiment of this model gets."""
+    return list(TRAINING_FIGURES if model == "snn-training" else FIGURES)
+
+
+def caption(name: str) -> str:
+    return (TRAINING_FIGURES[name] if name in TRAINING_FIGURES else FIGURES[name]).caption
+
+
 def draw(name: str, points: pd.DataFrame, png: str, pdf: str) -> None:
+    if name in TRAINING_FIGURES:
+        training_figures.draw(name, points, png, pdf)
+        return
     _style()
     spec = FIGURES[name]
     wide = name in ("rates", "rates_by_simulator")

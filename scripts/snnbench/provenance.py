@@ -52,6 +52,14 @@ def benchmark_hash(simulator: str) -> str:
     return digest.hexdigest()[:16]
 
 
+def training_benchmark_hash() -> str:
+    """benchmark_hash of the snn-training family: its neuron spec, reference, builders, timing and driver."""
+    digest = hashlib.sha256()
+    for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py"):
+        digest.update((PACKAGE / "training" / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -138,7 +146,9 @@ def collect(spec: dict) -> dict:
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
-        "benchmark_hash": benchmark_hash(spec["simulator"]),
+        "benchmark_hash": (
+            training_benchmark_hash() if spec.get("model_name") == "snn-training" else benchmark_hash(spec["simulator"])
+        ),
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "packages": package_versions(),
         "host": {

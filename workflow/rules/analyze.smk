@@ -15,6 +15,6 @@ rule plot_figure:
     conda:
         "../../envs/workflow.yaml"
     params:
-        caption=lambda wildcards: figures.FIGURES[wildcards.figure].caption,
+        caption=lambda wildcards: figures.caption(wildcards.figure),
     script:
         "../../scripts/plot_figure.py"

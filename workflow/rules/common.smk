@@ -29,6 +29,8 @@ def check_environments():
         return
     missing = {}
     for path, spec in POINTS.items():
+        if spec["model_name"] != "pd14":
+            continue  # snn-training points record what they could not run, environments included
         try:
             simulators.python_for(spec)
         except simulators.EnvironmentMissing as error:
@@ -51,7 +53,7 @@ wildcard_constraints:
     shape=r"nodes\d+_ranks\d+_threads\d+",
     scale=r"N[0-9.e+-]+_K[0-9.e+-]+",
     seed=r"\d+",
-    figure="|".join(figures.FIGURES),
+    figure="|".join([*figures.FIGURES, *figures.TRAINING_FIGURES]),
 
 
 def get_point_spec(wildcards):
@@ -122,12 +124,47 @@ def get_experiment_benchmarks(wildcards):
 
 def get_final_output():
     outputs = ["results/points.csv"]
-    for experiment in EXPERIMENTS:
-        outputs.append(f"results/{experiment}/points.csv")
+    for experiment in config["experiments"]:
+        outputs.append(f"results/{experiment['name']}/points.csv")
         outputs += expand(
             "results/{experiment}/figures/{figure}.{ext}",
-            experiment=experiment,
-            figure=figures.FIGURES,
+            experiment=experiment["name"],
+            figure=figures.names_for(experiment.get("model", "pd14")),
             ext=["png", "pdf"],
         )
     return outputs
+
+
+# The snn-training family (workflow/rules/training.smk): its points have their own path pattern.
+TRAINING_POINT = "results/{experiment}/{simulator}/{variant}/{size}/seed{seed}"
+TRAINING_POINT_LOG = "{experiment}/{simulator}/{variant}/{size}/seed{seed}"
+
+
+wildcard_constraints:
+    variant=r"(cpu|cuda)_[a-z0-9]+_[a-z]+_[a-z]+",
+    size=r"n\d+_T\d+_B\d+",
+
+
+def get_training_spec(wildcards):
+    path = TRAINING_POINT.format(**wildcards)
+    if path not in POINTS:
+        raise WorkflowError(f"{path} is not a point of the configured experiments")
+    return POINTS[path]
+
+
+def get_training_conda_env(wildcards):
+    from snnbench.training.execute import environment_for
+
+    return str(Path(workflow.basedir) / "envs" / f"{environment_for(get_training_spec(wildcards))}.yaml")
+
+
+def get_training_threads(wildcards):
+    return get_training_spec(wildcards)["resources"]["threads"]
+
+
+def get_training_mem_mb(wildcards):
+    return snnconfig.estimate_mem_mb(get_training_spec(wildcards))
+
+
+def get_training_runtime_min(wildcards):
+    return int(snnconfig.time_limit_s(config, get_training_spec(wildcards)) / 60) + 5

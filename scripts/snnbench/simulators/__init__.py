@@ -64,13 +64,17 @@ def environment_for(spec: dict) -> str:
 
 
 def python_for(spec: dict, repo: Path = REPO) -> str:
-    """The interpreter of the point's environment.
+    """The interpreter of the point's environment."""
+    return environment_python(environment_for(spec), repo)
+
+
+def environment_python(env: str, repo: Path = REPO) -> str:
+    """The interpreter of an environment.
 
     Main environments are the running one. Others: .venv-<environment> at the repo root once
-    `make` finished building it; else the running interpreter when Snakemake runs the rule in a conda
-    environment (--software-deployment-method conda); else a clear error.
+    `make` finished building it; else the running interpreter when Snakemake runs the rule in a
+    conda environment (--software-deployment-method conda); else a clear error.
     """
-    env = environment_for(spec)
     if env in MAIN_ENVIRONMENTS:
         return sys.executable
     venv = repo / f".venv-{env}"
