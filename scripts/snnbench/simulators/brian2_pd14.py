@@ -315,6 +315,9 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         },
         "versions": versions,
         "python": sys.version,
+        # The environment: its path is compiled into the build (include and library folders), so
+        # two checkouts sharing the cache must not overwrite each other's builds.
+        "environment": os.path.realpath(sys.prefix),
     }
     if device.binned_delays:
         key["seed"] = spec["seed"]  # bin sizes depend on the seed
