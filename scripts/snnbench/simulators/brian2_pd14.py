@@ -315,6 +315,9 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         },
         "versions": versions,
         "python": sys.version,
+        # The environment: its path is compiled into the build (include and library folders), so
+        # two checkouts sharing the cache must not overwrite each other's builds.
+        "environment": os.path.realpath(sys.prefix),
     }
     if device.binned_delays:
         key["seed"] = spec["seed"]  # bin sizes depend on the seed
@@ -368,6 +371,13 @@ class Brian2Backend(Backend):
             brian2.seed(self.spec["seed"])
         else:
             self.build_dir, self.lock = self._claim_build_dir()
+            # The environment's include/lib folders by their real path: the generated makefile names
+            # them, and every object depends on the makefile, so a symlinked or copied environment
+            # path would recompile everything.
+            prefix = os.path.realpath(sys.prefix)
+            brian2.prefs.codegen.cpp.include_dirs = [os.path.join(prefix, "include")]
+            brian2.prefs.codegen.cpp.library_dirs = [os.path.join(prefix, "lib")]
+            brian2.prefs.codegen.cpp.runtime_library_dirs = [os.path.join(prefix, "lib")]
             kwargs = {"build_on_run": False} if dev != "genn" else {}
             if dev == "cuda_standalone":
                 import brian2cuda  # noqa: F401 (registers the device)
