@@ -163,7 +163,7 @@ class PynnNestBackend(Backend):
                     sim.StaticSynapse(weight=weight, delay=delay),
                     receptor_type="excitatory" if excitatory else "inhibitory",
                 )
-        for source, target in zip(self.sources, self.populations, strict=True):
+        for source, target in zip(self.sources, self.populations, strict=False):  # no sources with DC drive
             sim.Projection(
                 source,
                 target,
