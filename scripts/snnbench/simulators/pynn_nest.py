@@ -38,6 +38,7 @@ import numpy as np
 
 from snnbench import pd14
 from snnbench.simulators.base import Backend, RankOutput
+from snnbench.simulators.nest import NestBackend
 
 # What the record says about PyNN's NEST extension when it is not loaded.
 EXTENSIONS_NOT_BUILT = (
@@ -163,7 +164,7 @@ class PynnNestBackend(Backend):
                     sim.StaticSynapse(weight=weight, delay=delay),
                     receptor_type="excitatory" if excitatory else "inhibitory",
                 )
-        for source, target in zip(self.sources, self.populations, strict=True):
+        for source, target in zip(self.sources, self.populations, strict=False):  # no sources with DC drive
             sim.Projection(
                 source,
                 target,
@@ -184,9 +185,8 @@ class PynnNestBackend(Backend):
     def simulate(self) -> None:
         self.sim.run(self.model["t_sim_ms"])
 
-    def timers(self) -> dict[str, float]:
-        status = self.nest.GetKernelStatus()
-        return {key: float(np.max(value)) for key, value in status.items() if key.startswith("time_")}
+    # NEST's kernel timers, read as for the native backend (PyNN has none of its own).
+    timers = NestBackend.timers
 
     def synapses_per_projection(self) -> np.ndarray:
         """Recurrent synapses held by this rank per projection, [target, source], as PyNN counts them."""
