@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import activity, pd14, provenance, record
+from snnbench import activity, pd14, record
 from snnbench.config import REPO
 from snnbench.simulators import EnvironmentMissing, python_for
 
@@ -164,13 +164,7 @@ def run_point(
 ) -> dict:
     start = time.perf_counter()
     spec = json.loads(Path(spec_path).read_text())
-    rec = {
-        "schema_version": record.SCHEMA_VERSION,
-        "point": spec,
-        "status": "failed",
-        "failure": None,
-        "provenance": provenance.collect(spec),
-    }
+    rec = record.new(spec)
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
         rank_dir = Path(tmp)

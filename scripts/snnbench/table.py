@@ -54,11 +54,29 @@ def read_benchmark(path: Path | None) -> dict:
     }
 
 
+def _outcome_columns(rec: dict) -> dict:
+    """Status and provenance columns every record has, whatever its model family."""
+    prov = rec["provenance"]
+    return {
+        "status": rec["status"],
+        "failure_reason": (rec["failure"] or {}).get("reason", ""),
+        "wall_time_s": rec["wall_time_s"],
+        "host": prov["host"]["hostname"],
+        "cpu_model": prov["host"]["cpu_model"],
+        "load_average_1min": prov["host"]["load_average_1_5_15"][0],
+        "git_commit": prov["workflow"]["git_commit"],
+        "git_dirty": prov["workflow"]["git_dirty"],
+        "benchmark_hash": prov["benchmark_hash"],
+        "started_utc": prov["started_utc"],
+        "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+    }
+
+
 def training_row(rec: dict, benchmark: dict | None = None) -> dict:
     """One snn-training point as columns: its parameters, status, the medians / quartiles / IQR
     of forward, backward and step (s), warm-up and compile time, memory, spike rate, the FLOP
     sanity check and provenance. A point is valid when it ran and passed the sanity check."""
-    spec, prov = rec["point"], rec["provenance"]
+    spec = rec["point"]
     model = spec["model"]
     training = rec.get("training", {})
     framework = training.get("framework", {})
@@ -79,17 +97,7 @@ def training_row(rec: dict, benchmark: dict | None = None) -> dict:
         "repetitions": spec["timing"]["repetitions"],
         "seed": spec["seed"],
         "path": spec["path"],
-        "status": rec["status"],
-        "failure_reason": (rec["failure"] or {}).get("reason", ""),
-        "wall_time_s": rec["wall_time_s"],
-        "host": prov["host"]["hostname"],
-        "cpu_model": prov["host"]["cpu_model"],
-        "load_average_1min": prov["host"]["load_average_1_5_15"][0],
-        "git_commit": prov["workflow"]["git_commit"],
-        "git_dirty": prov["workflow"]["git_dirty"],
-        "benchmark_hash": prov["benchmark_hash"],
-        "started_utc": prov["started_utc"],
-        "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+        **_outcome_columns(rec),
         "framework_version": framework.get("version"),
         "torch_version": framework.get("torch_version"),
     }
@@ -132,19 +140,9 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         return training_row(rec, benchmark)
     spec, prov = rec["point"], rec["provenance"]
     row = _point_columns(spec)
+    row.update(_outcome_columns(rec))
     row.update(
         {
-            "status": rec["status"],
-            "failure_reason": (rec["failure"] or {}).get("reason", ""),
-            "wall_time_s": rec["wall_time_s"],
-            "host": prov["host"]["hostname"],
-            "cpu_model": prov["host"]["cpu_model"],
-            "load_average_1min": prov["host"]["load_average_1_5_15"][0],
-            "git_commit": prov["workflow"]["git_commit"],
-            "git_dirty": prov["workflow"]["git_dirty"],
-            "benchmark_hash": prov["benchmark_hash"],
-            "started_utc": prov["started_utc"],
-            "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
             "gpus": spec["resources"].get("gpus", 0),
             "gpu_model": (prov.get("gpu") or {}).get("name"),
         }

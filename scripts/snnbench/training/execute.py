@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from snnbench import execute, provenance, record
+from snnbench import execute, record
 from snnbench.simulators import EnvironmentMissing, environment_python
 from snnbench.training import spec as training_spec
 
@@ -65,13 +65,7 @@ def build_record(result: dict) -> dict:
 def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float) -> dict:
     start = time.perf_counter()
     spec = json.loads(Path(spec_path).read_text())
-    rec = {
-        "schema_version": record.SCHEMA_VERSION,
-        "point": spec,
-        "status": "failed",
-        "failure": None,
-        "provenance": provenance.collect(spec),
-    }
+    rec = record.new(spec)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     reason = skip_reason(spec)
     if reason is not None:
