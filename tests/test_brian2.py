@@ -129,8 +129,10 @@ def test_cpp_standalone_through_the_workflow(workflow_run):
             sim = rec["simulator"]
             assert sim["device"] == "cpp_standalone" and sim["threads"] == threads and sim["synapse_objects"] == 55
             assert rec["ranks"][0]["threads"] == threads
-            assert rec["provenance"]["packages"]["brian2"] == sim["version"]
-            assert rec["provenance"]["python"]["executable"]  # the parent's; the child ran in .venv-brian2
+            # The child ran in .venv-brian2 (Python 3.13); the provenance describes the parent.
+            assert sim["environment"]["packages"]["brian2"] == sim["version"]
+            assert ".venv-brian2/" in sim["environment"]["executable"]
+            assert sim["environment"]["python"] != rec["provenance"]["python"]["version"]
             timers = rec["simulator_timers_s"]
             assert timers["prepare"]["compile"] >= 0 and timers["prepare"]["codegen"] > 0
             binary = timers["presimulate"]

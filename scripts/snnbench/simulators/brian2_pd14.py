@@ -324,6 +324,18 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def installed_versions(names) -> dict[str, str]:
+    from importlib import metadata
+
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
 def cache_root() -> Path:
     default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "brian2"
     return Path(os.environ.get(CACHE_ENV, default))
@@ -544,15 +556,7 @@ class Brian2Backend(Backend):
     # Standalone helpers --------------------------------------------------------------------------
 
     def _claim_build_dir(self):
-        versions = {}
-        for module in ("brian2", "brian2genn", "brian2cuda"):
-            try:
-                from importlib import metadata
-
-                versions[module] = metadata.version(module)
-            except Exception:  # noqa: BLE001 (a module that is not installed has no version)
-                pass
-        key = build_key(self.spec, self.device, versions)
+        key = build_key(self.spec, self.device, installed_versions(("brian2", "brian2genn", "brian2cuda")))
         directory = cache_root() / f"{self.spec['simulator']}-{key}"
         directory.mkdir(parents=True, exist_ok=True)
         # Points with the same build run one at a time: the data files of one seed must not be
@@ -749,6 +753,12 @@ class Brian2Backend(Backend):
             "synapse_objects": len(self.synapses),
             "delays": "binned" if self.binned else "per synapse",
             "phase_sources": self._phase_sources(),
+            # The child's own environment (the record's provenance describes the parent's).
+            "environment": {
+                "python": sys.version.split()[0],
+                "executable": sys.executable,
+                "packages": installed_versions(("brian2", "brian2genn", "brian2cuda", "numpy", "cython")),
+            },
             **self.info,
         }
         if self.binned:
