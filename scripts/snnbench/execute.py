@@ -105,8 +105,9 @@ def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: 
 
         def forward(signum, frame):
             # Interrupted workflow or cancelled job: stop the run, let the caller decide.
+            # No child.wait() here: the signal may arrive inside child.wait(timeout), whose lock a
+            # second wait would block on forever. The killed child is reaped at exit.
             os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
             raise Terminated(signum)
 
         previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
