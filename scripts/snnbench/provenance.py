@@ -70,9 +70,10 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def package_versions() -> dict:
+def package_versions(names=PACKAGES) -> dict[str, str]:
+    """Versions of the named distributions installed in this environment (missing ones left out)."""
     versions = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

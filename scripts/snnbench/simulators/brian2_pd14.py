@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench import pd14
+from snnbench.provenance import package_versions
 from snnbench.simulators.base import Backend, RankOutput
 
 DEFAULT_DELAY_BINS = 4
@@ -324,18 +325,6 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def installed_versions(names) -> dict[str, str]:
-    from importlib import metadata
-
-    versions = {}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return versions
-
-
 def cache_root() -> Path:
     default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "brian2"
     return Path(os.environ.get(CACHE_ENV, default))
@@ -556,7 +545,7 @@ class Brian2Backend(Backend):
     # Standalone helpers --------------------------------------------------------------------------
 
     def _claim_build_dir(self):
-        key = build_key(self.spec, self.device, installed_versions(("brian2", "brian2genn", "brian2cuda")))
+        key = build_key(self.spec, self.device, package_versions(("brian2", "brian2genn", "brian2cuda")))
         directory = cache_root() / f"{self.spec['simulator']}-{key}"
         directory.mkdir(parents=True, exist_ok=True)
         # Points with the same build run one at a time: the data files of one seed must not be
@@ -757,7 +746,7 @@ class Brian2Backend(Backend):
             "environment": {
                 "python": sys.version.split()[0],
                 "executable": sys.executable,
-                "packages": installed_versions(("brian2", "brian2genn", "brian2cuda", "numpy", "cython")),
+                "packages": package_versions(("brian2", "brian2genn", "brian2cuda", "numpy", "cython")),
             },
             **self.info,
         }
