@@ -1,14 +1,21 @@
 # snnbench: `make run` runs the default experiment, `make test` runs the tests.
-# Environments live at the repo root: .venv (workflow, NEST, tests); later simulators whose
+# Environments live at the repo root: .venv (workflow, NEST, PyNN, tests); later simulators whose
 # pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml.
 PYTHON ?= python3
 VENV := .venv
-ENVS := envs/workflow.yaml envs/nest.yaml envs/dev.yaml
-SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/local
-# The pinned `name==version` lines of conda env files' pip sections.
-pip_pins = $(shell sed -n 's/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
+PROFILE ?= local
+SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
+# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml).
+TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
+# The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
+# are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
+# must not be installed, e.g. ones that pull another torch build; see envs/norse.yaml).
+pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
+pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env run report archive regression test lint format bench bench-analysis rerun rerun-failed clean
+.PHONY: env training-envs run run-training report archive regression test lint format bench bench-analysis bench-slurm \
+	bench-pynn bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -23,17 +30,37 @@ $(VENV)/.installed: $(ENVS)
 	touch $@
 
 # Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
-# the Python version that file names (found on PATH or among pyenv's versions).
+# the Python version that file names (found on PATH or among pyenv's versions; a pyenv shim
+# that exists but refuses to run because the version is not active is skipped).
 env-%: .venv-%/.installed ;
+# Not an intermediate file: make must not delete it after building the environment.
+.PRECIOUS: .venv-%/.installed
 
 .venv-%/.installed: envs/%.yaml
 	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
-	python=$$(command -v python$$version || ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | tail -n 1); \
+	python=$$(for p in $$(command -v python$$version) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | sort -V -r); do \
+	  $$p -c '' 2>/dev/null && echo $$p && break; done); \
 	test -n "$$python" || { echo "envs/$*.yaml needs Python $$version, which is not installed"; exit 1; }; \
 	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
 	.venv-$*/bin/pip install --quiet --upgrade pip
 	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
+	$(if $(call pip_nodeps,$<),.venv-$*/bin/pip install --quiet --no-deps $(call pip_nodeps,$<))
 	touch $@
+
+# NEST with MPI (points with more than one rank): built from the sdist once per machine.
+.venv-nest-mpi/.installed: envs/nest-mpi.yaml scripts/install_nest_mpi.sh
+	$(PYTHON) -m venv .venv-nest-mpi
+	.venv-nest-mpi/bin/pip install --quiet --upgrade pip
+	.venv-nest-mpi/bin/pip install --quiet $(call pip_pins,envs/nest-mpi.yaml)
+	scripts/install_nest_mpi.sh .venv-nest-mpi
+	touch $@
+
+## training-envs: the environments of the snn-training family's CPU-capable libraries
+training-envs: $(TRAINING_ENVS:%=env-%)
+
+## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
+run-training: env training-envs
+	$(SNAKEMAKE) --configfile config/experiments/snn-training-cpu.yaml $(ARGS)
 
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
@@ -54,8 +81,9 @@ regression: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
 	  --tolerance $(or $(TOLERANCE),$$(sed -n '/^regression:/,/^[^ ]/s/^ *tolerance: *\([0-9.]*\).*/\1/p' config/config.yaml))
 
-## test: all tests, the end-to-end ones included
-test: env
+## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's and the
+## training family's tests need their environments)
+test: env env-nest-mpi env-brian2 env-brian2genn training-envs
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
@@ -75,6 +103,19 @@ bench: env
 ## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
 bench-analysis: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
+
+## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
+bench-slurm: env
+	tests/slurm/cluster.sh start
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
+
+## bench-pynn: PyNN on NEST against PyNEST on the same points: per phase (ratio of medians), synapses, rates
+bench-pynn: env
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
+
+## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
+bench-brian2: env env-brian2
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

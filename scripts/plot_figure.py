@@ -2,10 +2,15 @@
 
 import pandas as pd
 from snnbench import figures
+from snnbench.training import figures as training_figures
 
 points = pd.read_csv(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
-panels = snakemake.params.figure["panels"]  # noqa: F821
-data = figures.Data(points, series="simulator")
-if figures.needs_distributions(panels):
-    data.distributions = figures.load_distributions(snakemake.input.stats, points)  # noqa: F821
-figures.draw(panels, data, snakemake.output.png, snakemake.output.pdf, title=snakemake.wildcards.experiment)  # noqa: F821
+params = snakemake.params.figure  # noqa: F821
+png, pdf = snakemake.output.png, snakemake.output.pdf  # noqa: F821
+if "training" in params:  # an snn-training experiment: the family's own figures
+    training_figures.draw(params["training"], points, png, pdf)
+else:
+    data = figures.Data(points, series="simulator")
+    if figures.needs_distributions(params["panels"]):
+        data.distributions = figures.load_distributions(snakemake.input.stats, points)  # noqa: F821
+    figures.draw(params["panels"], data, png, pdf, title=snakemake.wildcards.experiment)  # noqa: F821

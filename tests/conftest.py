@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 VENV_BIN = Path(sys.executable).parent
+# The figures every PD14 experiment gets by default: figure name -> panels (config/config.yaml).
+DEFAULT_FIGURES = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["figures"]["experiment"]
 
 
 def experiment(**overrides) -> dict:
@@ -35,16 +38,23 @@ def validated(*experiments) -> dict:
     return config
 
 
-@pytest.fixture
-def workflow_copy(tmp_path) -> Path:
-    """The workflow's files (no results, environments or Snakemake state) in a fresh folder."""
-    dest = tmp_path / "snnbench"
+def copy_workflow(parent: Path) -> Path:
+    """The workflow's files (no results, environments or Snakemake state) in a fresh folder.
+    Environments other than .venv are linked, so points find them as in the repo."""
+    dest = parent / "snnbench"
     ignore = shutil.ignore_patterns(
         ".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache", ".ruff_cache", ".git"
     )
     shutil.copytree(REPO, dest, ignore=ignore)
     (dest / "results").mkdir()
+    for venv in REPO.glob(".venv-*"):
+        (dest / venv.name).symlink_to(venv)
     return dest
+
+
+@pytest.fixture
+def workflow_copy(tmp_path) -> Path:
+    return copy_workflow(tmp_path)
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

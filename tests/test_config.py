@@ -14,7 +14,7 @@ from snnbench import config as snnconfig
     ("change", "message"),
     [
         ({"scaling": "fast"}, "'fast' is not one of ['strong', 'weak']"),
-        ({"simulators": ["nset"]}, "'nset' is not one of ['nest']"),
+        ({"simulators": ["nset"]}, "'nset' is not one of ['nest', 'pynn-nest', 'brian2-runtime'"),
         ({"name": "a/b"}, "does not match"),
         ({"name": "x; rm -rf ~"}, "does not match"),
         ({"seeds": [0]}, "0 is less than the minimum of 1"),

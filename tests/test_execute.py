@@ -85,10 +85,13 @@ def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
     monkeypatch.delenv("CONDA_PREFIX", raising=False)
     with pytest.raises(simulators.EnvironmentMissing, match="run `make env-nest-mpi`"):
         simulators.python_for(two_ranks, repo=tmp_path)
-    venv_python = tmp_path / ".venv-nest-mpi" / "bin" / "python"
-    venv_python.parent.mkdir(parents=True)
-    venv_python.touch()
-    assert simulators.python_for(two_ranks, repo=tmp_path) == str(venv_python)
+    venv = tmp_path / ".venv-nest-mpi"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    with pytest.raises(simulators.EnvironmentMissing):  # half-built: no stamp yet
+        simulators.python_for(two_ranks, repo=tmp_path)
+    (venv / ".installed").touch()
+    assert simulators.python_for(two_ranks, repo=tmp_path) == str(venv / "bin" / "python")
 
 
 def test_failed_point_still_writes_a_valid_record(tmp_path, monkeypatch):

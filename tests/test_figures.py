@@ -21,13 +21,13 @@ BOUNDS = {
     "reference_max_rel_deviation": 0.3,
 }
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
-EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
+EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
 SPECS = snnconfig.expand_points(EXPERIMENT)
 FAILED = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 1)
 IMPLAUSIBLE = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 2)
-OFF_REFERENCE = next(s["path"] for s in SPECS if s["simulator"] == "brian2" and s["seed"] == 3)
+OFF_REFERENCE = next(s["path"] for s in SPECS if s["simulator"] == "brian2-cpp" and s["seed"] == 3)
 VPS = [1, 2, 4, 8]
-SERIES = ["brian2", "nest"]  # series appear in the order of the table (sorted by simulator)
+SERIES = ["brian2-cpp", "nest"]  # series appear in the order of the table (sorted by simulator)
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +91,7 @@ def test_table_marks_failed_implausible_and_off_reference_points(tables):
 def test_real_time_factor(data):
     _, ax = draw("real_time_factor", data)
     lines = series_lines(ax)
-    assert set(lines) == {"nest", "brian2"}
+    assert set(lines) == {"nest", "brian2-cpp"}
     for simulator, xy in lines.items():
         assert list(xy[:, 0]) == VPS
         assert xy[:, 1] == pytest.approx(medians(data.points, "real_time_factor", simulator))
@@ -106,9 +106,9 @@ def test_real_time_factor(data):
 def test_efficiency_is_one_at_the_fewest_vps(data):
     _, ax = draw("efficiency", data)
     lines = series_lines(ax)
-    assert set(lines) == {"nest", "brian2"}
-    assert lines["brian2"][0, 1] == pytest.approx(1.0, abs=0.01)  # median over seeds of T0 / T
-    assert np.all(np.diff(lines["brian2"][:, 1]) < 0)  # synthetic times have a serial part
+    assert set(lines) == {"nest", "brian2-cpp"}
+    assert lines["brian2-cpp"][0, 1] == pytest.approx(1.0, abs=0.01)  # median over seeds of T0 / T
+    assert np.all(np.diff(lines["brian2-cpp"][:, 1]) < 0)  # synthetic times have a serial part
     assert any(line.get_linestyle() == "--" and list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())
 
 
@@ -189,11 +189,13 @@ def test_real_time_factor_phases_without_and_with_detailed_timers(data):
 def test_time_to_solution_shows_simulate_and_total(data):
     _, ax = draw("time_to_solution", data)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"nest", "brian2", "simulate", "all phases"} <= set(labels)
+    assert {"nest", "brian2-cpp", "simulate", "all phases"} <= set(labels)
     lines = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
     assert len(lines) == 4  # 2 simulators x (simulate, all phases)
     totals = sorted(max(line.get_ydata()) for line in lines)
-    assert totals[-1] == pytest.approx(max(max(medians(data.points, "time_total_s", s)) for s in ("nest", "brian2")))
+    assert totals[-1] == pytest.approx(
+        max(max(medians(data.points, "time_total_s", s)) for s in ("nest", "brian2-cpp"))
+    )
 
 
 def test_weak_scaling_axis_names_model_size(tmp_path):
@@ -258,6 +260,23 @@ def test_distributions_per_population(tables):
     assert ax.get_ylabel() == "correlation coefficient"
     _, ax = draw("cv_isi_distribution", figures.Data(points))
     assert ax.texts[0].get_text() == "no spike statistics"
+
+
+def test_rates_by_simulator(data):
+    from snnbench import compare
+
+    _, ax = draw("rates_by_simulator", data)
+    valid = data.points[data.points["valid"]]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    bars = {label: [p.get_height() for p in c] for label, c in zip(labels, ax.containers, strict=True)}
+    assert set(bars) == set(SERIES)
+    for simulator, heights in bars.items():
+        rates = valid[valid["simulator"] == simulator][[f"rate_{p}_hz" for p in figures.pd14.POPULATIONS]]
+        assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
+    verdict = compare.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+    word = "agrees" if verdict["brian2-cpp"] else "differs"
+    assert ax.get_title(loc="right") == f"rates vs NEST within the seed spread: brian2-cpp: {word}"
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
 
 
 def test_validation_distances(data):

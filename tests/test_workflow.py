@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import VENV_BIN, snakemake
+from conftest import DEFAULT_FIGURES, VENV_BIN, snakemake
 from snnbench import figures, validation
 from snnbench.failed import failed_records
 
@@ -42,10 +42,6 @@ CONFIG = {
     ]
 }
 OK_POINTS = [f"results/tiny/nest/nodes1_ranks1_threads{t}/N0.02_K0.1/seed1" for t in (1, 2)]
-# The figures every experiment gets by default (the schema's default of figures.experiment).
-DEFAULT_FIGURES = yaml.safe_load((Path(__file__).parents[1] / "config/config.yaml").read_text())["figures"][
-    "experiment"
-]
 FAILED_POINT = "results/tiny-timeout/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
 
 

@@ -18,11 +18,20 @@ It measures, at one model size (neuron scale S, in-degree scale K), one thread c
     record's `phases_s.total`. The line below the table divides the wall time of the whole
     `snakemake` command (DAG, specs, collect tables, figures included) by the number of points.
     Goal (1a and 1b): median overhead <= 2 s and <= 5 % of the simulation phases.
+    `--only snakemake --only slurm` (make bench-slurm) runs 1b with profiles/local and with
+    profiles/slurm on a SLURM cluster, side by side: per-point job overhead and whole-run time
+    per point (submission, scheduling and status polling included).
 2.  Ours vs reference: `python -m snnbench.simulate` (bare, no wrapper) and `python -m snnbench.oracle`
     (the `microcircuit` package) in fresh processes, interleaved with alternating order (ours first
     in even pairs, reference first in odd ones), the same seed within a pair. Compared: the sum of
     all phases (`total`, interpreter start not included in either) and the simulate phase alone.
     Goal: ratio of medians ours / reference <= 1.05. Synapse counts of both must be equal.
+3.  PyNN on NEST vs PyNEST (`--only pynn`, or `make bench-pynn`; not part of the default run):
+    `python -m snnbench.simulate` for simulators `pynn-nest` and `nest`, bare, in fresh processes,
+    interleaved pairs with alternating order and the same seed within a pair. Printed per phase:
+    the median of each and the ratio of medians PyNN / PyNEST (a measurement, no goal); the
+    synapse counts of every pair (must be equal) and the population rates (must agree within the
+    seed-to-seed spread, as in the oracle test: |mean difference| <= 2 x spread + 2 %).
 
 Timings are noisy (shared cores, no pinning): every summary is a median over points or pairs, not a
 mean, and a MISS by a few percent with few reps is within noise; rerun with more --reps before
@@ -43,11 +52,14 @@ import time
 from pathlib import Path
 from statistics import median
 
+import numpy as np
 import yaml
 from snakemake.utils import validate
 
+from snnbench import activity, pd14
 from snnbench.config import CONFIG_SCHEMA, REPO, expand_points, time_limit_s
 from snnbench.execute import run_point
+from snnbench.simulators import python_for
 from snnbench.simulators.base import PHASES
 
 GOAL_OVERHEAD_S = 2.0
@@ -71,7 +83,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--t-sim", type=float, default=1000.0, help="measured simulation, ms (default 1000)")
     parser.add_argument("--seed", type=int, default=55, help="first seed; seeds are seed .. seed+reps-1 (default 55)")
     parser.add_argument(
-        "--only", choices=["wrapper", "snakemake", "reference"], action="append", help="run only these parts"
+        "--only",
+        choices=["wrapper", "snakemake", "reference", "slurm", "pynn"],
+        action="append",
+        help="run only these parts; slurm and pynn run only when named (slurm needs a SLURM cluster: "
+        "tests/slurm/cluster.sh)",
     )
     args = parser.parse_args(argv)
     if args.reps < 1 or args.threads < 1:
@@ -79,14 +95,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def bench_config(args: argparse.Namespace, name: str = "bench") -> dict:
+def bench_config(args: argparse.Namespace, name: str = "bench", simulators: tuple = ("nest",)) -> dict:
     """A validated config (schema defaults filled in) with one experiment: one shape, `reps` seeds."""
     config = {
         "experiments": [
             {
                 "name": name,
                 "description": "snnbench.bench: workflow overhead per point",
-                "simulators": ["nest"],
+                "simulators": list(simulators),
                 "scaling": "strong",
                 "resources": {"threads_per_rank": [args.threads]},
                 "pd14": {
@@ -188,20 +204,24 @@ def bench_wrapper(config: dict, tmp: Path) -> list[str]:
     return [overhead_verdict("wrapper (record wall_time_s - phases total)", rows)]
 
 
-def bench_snakemake(config: dict, tmp: Path) -> list[str]:
-    """1b: the real workflow on a copy of the repository; job wall time (benchmark `s`) vs phases."""
+def bench_snakemake(config: dict, tmp: Path, profile: str = "local") -> list[str]:
+    """1b: the real workflow on a copy of the repository; job wall time (benchmark `s`) vs phases.
+    With profile "slurm" every point is a job on the SLURM cluster this machine submits to."""
     snakemake = REPO / ".venv" / "bin" / "snakemake"
     if not snakemake.exists():
         snakemake = Path(shutil.which("snakemake") or sys.exit("no snakemake found (run `make env`)"))
-    workdir = tmp / "repo"
+    workdir = tmp / f"repo-{profile}"
     shutil.copytree(REPO, workdir, ignore=COPY_IGNORE, symlinks=True)
     experiment = config["experiments"][0]
     # Only the experiment: the rest of the config (activity_check) comes from config/config.yaml.
     config_path = tmp / "bench-config.yaml"
     config_path.write_text(yaml.safe_dump({"experiments": [experiment]}, sort_keys=False))
-    command = [snakemake, "--profile", "profiles/local", "--configfile", config_path]
+    command = [snakemake, "--profile", f"profiles/{profile}", "--configfile", config_path]
+    if profile == "slurm":
+        # Poll every 2 s (the profile's defaults are kinder to a busy slurmctld, and slower).
+        command += ["--slurm-init-seconds-before-status-checks", "2", "--seconds-between-status-checks", "2"]
     start = time.perf_counter()
-    run_checked(command, tmp / "snakemake.log", cwd=workdir)
+    run_checked(command, tmp / f"snakemake-{profile}.log", cwd=workdir)
     total_wall_s = time.perf_counter() - start
 
     rows = []
@@ -214,26 +234,33 @@ def bench_snakemake(config: dict, tmp: Path) -> list[str]:
         with open(bench_path) as f:
             job_s = float(next(csv.DictReader(f, delimiter="\t"))["s"])
         rows.append({"seed": spec["seed"], "total": rec["phases_s"]["total"], "wall": job_s})
-    print("\n1b. Snakemake overhead per point: execute_point job (wall = benchmark column s)")
+    print(f"\n1b. Snakemake overhead per point, profiles/{profile}: execute_point job (wall = benchmark column s)")
     print_overhead_table(rows, extra=None)
     jobs_s = sum(r["wall"] for r in rows)
     print(
         f"whole snakemake run: {total_wall_s:.2f} s for {len(specs)} points = {total_wall_s / len(specs):.2f} s/point "
-        f"({total_wall_s - jobs_s:.2f} s outside the point jobs: DAG, specs, tables, figures)"
+        f"({total_wall_s - jobs_s:.2f} s outside the point jobs: DAG, specs, submission and polling, tables, figures)"
     )
-    return [overhead_verdict("snakemake (job s - phases total)", rows)]
+    return [overhead_verdict(f"snakemake {profile} (job s - phases total)", rows)] + [
+        f"INFO  snakemake {profile}: whole run {total_wall_s / len(specs):.2f} s per point"
+    ]
 
 
-def run_ours(spec: dict, tmp: Path) -> dict:
-    """Our PD14 on NEST, bare: `python -m snnbench.simulate`, one fresh process."""
-    point = tmp / f"ours-seed{spec['seed']}"
+def run_simulate(spec: dict, point: Path) -> tuple[dict, Path]:
+    """One point, bare: `python -m snnbench.simulate` in a fresh process of the simulator's
+    environment. Returns rank 0's record and the folder with its spikes."""
     point.mkdir()
     spec_path = point / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
     threads = spec["resources"]["threads_per_rank"]
-    command = [sys.executable, "-m", "snnbench.simulate", spec_path, point / "out"]
+    command = [python_for(spec), "-m", "snnbench.simulate", spec_path, point / "out"]
     run_checked(command, point / "simulate.log", env=child_env(threads))
-    rank = json.loads((point / "out" / "rank0.json").read_text())
+    return json.loads((point / "out" / "rank0.json").read_text()), point / "out"
+
+
+def run_ours(spec: dict, tmp: Path) -> dict:
+    """Our PD14 on NEST, bare: `python -m snnbench.simulate`, one fresh process."""
+    rank, _ = run_simulate(spec, tmp / f"ours-seed{spec['seed']}")
     return {
         "total": sum(rank["phases_s"][p] for p in PHASES),
         "simulate": rank["phases_s"]["simulate"],
@@ -304,6 +331,69 @@ def bench_reference(config: dict, tmp: Path) -> list[str]:
     ] + ([f"MISS  synapse counts differ in {len(differ)} of {len(rows)} pairs"] if differ else [])
 
 
+def run_front_end(spec: dict, tmp: Path) -> dict:
+    """One bare point of `nest` or `pynn-nest`: phase times, synapse count and population rates."""
+    rank, out = run_simulate(spec, tmp / f"{spec['simulator']}-seed{spec['seed']}")
+    model = spec["model"]
+    spikes = np.load(out / "rank0.npz")
+    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
+    stats = activity.population_stats(
+        spikes["senders"], spikes["times_ms"], rank["population_first_ids"], net.num_neurons.tolist(), model["t_sim_ms"]
+    )
+    phases = dict(rank["phases_s"], total=sum(rank["phases_s"][p] for p in PHASES))
+    return {"phases": phases, "synapses": rank["local_synapses"], "rates": [row["rate_hz"] for row in stats]}
+
+
+def bench_pynn(args: argparse.Namespace, tmp: Path) -> list[str]:
+    """3: PyNN on NEST vs PyNEST, interleaved pairs with the same seed, per phase."""
+    specs = expand_points(bench_config(args, simulators=("nest", "pynn-nest"))["experiments"][0])
+    by_seed = {}
+    for spec in specs:
+        by_seed.setdefault(spec["seed"], {})[spec["simulator"]] = spec
+    rows = []
+    for i, (seed, pair) in enumerate(sorted(by_seed.items())):
+        order = ("nest", "pynn-nest") if i % 2 == 0 else ("pynn-nest", "nest")
+        runs = {simulator: run_front_end(pair[simulator], tmp) for simulator in order}
+        rows.append({"seed": seed, "first": order[0], **runs})
+
+    print("\n3. PyNN on NEST vs PyNEST, bare processes, interleaved pairs (same seed within a pair)")
+    print(
+        f"{'seed':>6}  {'first':>9}  " + "  ".join(f"{p:>11}" for p in (*PHASES, "total")) + "  (s, nest / pynn-nest)"
+    )
+    for r in rows:
+        cells = [f"{r['nest']['phases'][p]:>5.2f}/{r['pynn-nest']['phases'][p]:<5.2f}" for p in (*PHASES, "total")]
+        print(f"{r['seed']:>6}  {r['first']:>9}  " + "  ".join(cells))
+    print(f"\n{'phase':>12}  {'PyNEST s':>9}  {'PyNN s':>9}  {'PyNN/PyNEST':>11}  (medians over {len(rows)} seed(s))")
+    for phase in (*PHASES, "total"):
+        native = median([r["nest"]["phases"][phase] for r in rows])
+        pynn = median([r["pynn-nest"]["phases"][phase] for r in rows])
+        ratio = f"{pynn / native:>11.2f}" if native > 0 else f"{'-':>11}"
+        print(f"{phase:>12}  {native:>9.3f}  {pynn:>9.3f}  {ratio}")
+    print("PyNN has no separate prepare step: NEST's preparation happens inside its first run (presimulate).")
+
+    print(f"\n{'seed':>6}  {'synapses PyNEST':>15}  {'synapses PyNN':>13}")
+    for r in rows:
+        print(f"{r['seed']:>6}  {r['nest']['synapses']:>15}  {r['pynn-nest']['synapses']:>13}")
+    same_synapses = all(r["nest"]["synapses"] == r["pynn-nest"]["synapses"] for r in rows)
+
+    rates = {who: np.array([r[who]["rates"] for r in rows]) for who in ("nest", "pynn-nest")}
+    spread = np.maximum(np.ptp(rates["nest"], axis=0), np.ptp(rates["pynn-nest"], axis=0))
+    difference = np.abs(rates["pynn-nest"].mean(axis=0) - rates["nest"].mean(axis=0))
+    tolerance = 2 * spread + 0.02 * rates["nest"].mean(axis=0)
+    print(f"\n{'population':>10}  {'PyNEST Hz':>9}  {'PyNN Hz':>9}  {'|diff|':>7}  {'spread':>7}")
+    for j, name in enumerate(pd14.POPULATIONS):
+        print(
+            f"{name:>10}  {rates['nest'][:, j].mean():>9.3f}  {rates['pynn-nest'][:, j].mean():>9.3f}  "
+            f"{difference[j]:>7.3f}  {spread[j]:>7.3f}"
+        )
+    rates_ok = bool(np.all(difference <= tolerance))
+    note = "" if len(rows) > 1 else " (one seed: no spread to compare with; use --reps 2 or more)"
+    return [
+        f"{verdict(same_synapses)}  PyNN/PyNEST synapse counts equal in every pair",
+        f"{verdict(rates_ok)}  PyNN/PyNEST rates within 2 x seed-to-seed spread + 2 %{note}",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = bench_config(args)
@@ -321,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
             verdicts += bench_snakemake(config, Path(tmp))
         if "reference" in parts:
             verdicts += bench_reference(config, Path(tmp))
+        if "slurm" in parts:
+            verdicts += bench_snakemake(config, Path(tmp), profile="slurm")
+        if "pynn" in parts:
+            verdicts += bench_pynn(args, Path(tmp))
     print("\nGoals")
     for line in verdicts:
         print(line)

@@ -39,7 +39,7 @@ GOAL_S = 10.0
 
 def grid(records: int) -> dict:
     """An experiment of about `records` points: 2 simulators x 50 shapes x seeds."""
-    exp = synthetic.experiment(name="bench", simulators=("nest", "brian2"), threads=(1, 2, 4, 8, 16))
+    exp = synthetic.experiment(name="bench", simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8, 16))
     exp["resources"].update(nodes=[1, 2, 4, 8, 16], ranks_per_node=[1, 2])
     exp["seeds"] = list(range(1, max(1, records // 100) + 1))
     return exp

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from snnbench.training import points as training
+
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
@@ -49,10 +51,14 @@ def check(config: dict) -> None:
     if duplicates:
         raise ConfigError(f"experiments[].name must be unique; repeated: {', '.join(duplicates)}")
     for i, exp in enumerate(config["experiments"]):
+        if training.is_training(exp):
+            problems = training.check(i, exp)
+            if problems:
+                raise ConfigError("; ".join(problems))
         seeds = exp["seeds"]
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"experiments[{i}] ({exp['name']}): seeds must not repeat: {seeds}")
-        for key, values in exp["resources"].items():
+        for key, values in exp.get("resources", {}).items():
             if len(set(values)) != len(values):
                 raise ConfigError(f"experiments[{i}] ({exp['name']}): resources.{key} must not repeat: {values}")
 
@@ -64,7 +70,11 @@ def expand_points(experiment: dict) -> list[dict]:
     number of virtual processes (VPs = nodes x ranks per node x threads per rank):
     neuron_scale = neuron_scale_per_vp x VPs, at a fixed in-degree scale, so neurons and
     synapses per VP stay constant.
+
+    Experiments of the snn-training family expand in snnbench.training.points.
     """
+    if training.is_training(experiment):
+        return training.expand(experiment)
     res = experiment["resources"]
     model = dict(experiment["pd14"])
     points = []
@@ -94,9 +104,27 @@ def expand_points(experiment: dict) -> list[dict]:
             "model": point_model,
             "seed": seed,
         }
+        add_simulator_fields(spec, experiment)
         spec["path"] = point_dir(spec)
         points.append(spec)
     return points
+
+
+def add_simulator_fields(spec: dict, experiment: dict) -> None:
+    """Fields only some simulators have, added only to their points (other points' specs, and so
+    their finished results, stay as they were): GPUs per point, and the Brian2 options."""
+    from snnbench.simulators import SIMULATORS
+
+    gpus = SIMULATORS[spec["simulator"]].gpus
+    if gpus:
+        spec["resources"]["gpus"] = gpus
+    if spec["simulator"].startswith("brian2-"):
+        spec["simulator_options"] = dict(experiment.get("brian2", {}))
+
+
+def point_gpus(spec: dict) -> int:
+    """GPUs a point needs (0 for CPU simulators)."""
+    return int(spec["resources"].get("gpus", 0))
 
 
 def point_dir(spec: dict) -> str:
@@ -135,11 +163,13 @@ def time_limit_s(config: dict, spec: dict) -> float:
 
 
 def estimate_mem_mb(spec: dict) -> int:
-    """Memory to request for a point: ~50 bytes per synapse (measured for NEST 3 at full
-    scale: 14.9 GB for 2.99e8 synapses) plus ~400 MB per rank for the interpreter and kernel,
-    with 50 % headroom."""
+    """Memory to request per node (SLURM's --mem) for a point: ~50 bytes per synapse (measured
+    for NEST 3 at full scale: 14.9 GB for 2.99e8 synapses) plus ~400 MB per rank for the
+    interpreter and kernel, with 50 % headroom, spread evenly over the nodes."""
     from snnbench import pd14
 
-    model = spec["model"]
+    if spec.get("model_name") == training.MODEL:
+        return training.estimate_mem_mb(spec)
+    model, res = spec["model"], spec["resources"]
     synapses = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).total_synapses
-    return int(1.5 * (synapses * 50 / 1e6 + 400 * spec["resources"]["ranks"]))
+    return -(-int(1.5 * (synapses * 50 / 1e6 + 400 * res["ranks"])) // res["nodes"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import activity, pd14, provenance, record
+from snnbench import activity, pd14, record
 from snnbench.config import REPO
 from snnbench.simulators import EnvironmentMissing, python_for
 
@@ -32,21 +32,44 @@ class PointFailed(Exception):
     """The run did not produce a result; the message is the reason recorded."""
 
 
+class Terminated(Exception):
+    """This process got SIGINT/SIGTERM: the workflow is interrupted or the job cancelled."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def in_slurm_job() -> bool:
+    return "SLURM_JOB_ID" in os.environ
+
+
 def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
     """The command that runs the point: its environment's Python for one rank, under an MPI
     launcher for more."""
     res = spec["resources"]
     launcher = []
-    if res["ranks"] > 1:
-        if res["nodes"] > 1 and "SLURM_JOB_ID" not in os.environ:
+    if res["ranks"] > 1 and in_slurm_job():
+        # Ranks as tasks of this allocation; SLURM binds each to its cpus_per_task cores.
+        launcher = [
+            "srun",
+            f"--nodes={res['nodes']}",
+            f"--ntasks={res['ranks']}",
+            f"--cpus-per-task={res['threads_per_rank']}",
+        ]
+    elif res["ranks"] > 1:
+        if res["nodes"] > 1:
             raise PointFailed(
                 f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm"
             )
         mpirun = shutil.which("mpirun")
         if mpirun is None:
             raise PointFailed(f"a {res['ranks']}-rank point needs an MPI launcher (mpirun); none on PATH")
-        # --bind-to none: let each rank's OpenMP threads use all cores given to it.
+        # --bind-to none: let each rank's OpenMP threads use all cores given to it. Root may run
+        # MPI here (containers, CI); Open MPI refuses that unless told.
         launcher = [mpirun, "-n", str(res["ranks"]), "--bind-to", "none"]
+        if os.geteuid() == 0:
+            launcher.append("--allow-run-as-root")
     try:
         python = python_for(spec)
     except EnvironmentMissing as missing:
@@ -81,10 +104,11 @@ def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: 
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
         def forward(signum, frame):
-            # The workflow is being interrupted: stop the run and leave no record.
+            # Interrupted workflow or cancelled job: stop the run, let the caller decide.
+            # No child.wait() here: the signal may arrive inside child.wait(timeout), whose lock a
+            # second wait would block on forever. The killed child is reaped at exit.
             os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-            sys.exit(128 + signum)
+            raise Terminated(signum)
 
         previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -141,13 +165,7 @@ def run_point(
 ) -> dict:
     start = time.perf_counter()
     spec = json.loads(Path(spec_path).read_text())
-    rec = {
-        "schema_version": record.SCHEMA_VERSION,
-        "point": spec,
-        "status": "failed",
-        "failure": None,
-        "provenance": provenance.collect(spec),
-    }
+    rec = record.new(spec)
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
         rank_dir = Path(tmp)
@@ -163,6 +181,21 @@ def run_point(
             rec["status"] = "ok"
         except PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
+        except Terminated as terminated:
+            if not in_slurm_job():
+                # Ctrl-C or a stopped workflow: no record, so the point is redone on resume.
+                sys.exit(128 + terminated.signum)
+            # The scheduler cancelled the job or it ran past its SLURM time limit. Snakemake counts
+            # the job as failed; with keep-incomplete (profiles/slurm) this record stays as the
+            # evidence and the point is redone on the next run.
+            rec["failure"] = {"reason": f"terminated by {terminated} from SLURM (job cancelled or out of time)"}
+            _finish(rec, start, spikes_path, record_path, log_path, senders, times)
+            sys.exit(128 + terminated.signum)
+    _finish(rec, start, spikes_path, record_path, log_path, senders, times)
+    return rec
+
+
+def _finish(rec, start, spikes_path, record_path, log_path, senders, times) -> None:
     np.savez_compressed(spikes_path, senders=senders, times_ms=times)
     rec["wall_time_s"] = time.perf_counter() - start  # all of this step but writing the record itself
     record.write(rec, Path(record_path))
@@ -170,4 +203,3 @@ def run_point(
         log.write(
             f"[snnbench] status {rec['status']}" + (f": {rec['failure']['reason']}\n" if rec["failure"] else "\n")
         )
-    return rec

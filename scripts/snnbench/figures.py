@@ -44,14 +44,13 @@ PROPAGATION = ("presimulate", "simulate")
 # The simulator's detailed timers of the simulate phase, in plotting order: for NEST those of a
 # build with detailed timers (-Dwith-detailed-timers=ON), as in beNNch's figures. Simulators not
 # named here show every `timer_simulate_*` column their records have.
-DETAILED_TIMERS = {
-    "nest": {
-        "update": "time_update",
-        "collocate": "time_collocate_spike_data",
-        "communicate": "time_communicate_spike_data",
-        "deliver": "time_deliver_spike_data",
-    },
+NEST_DETAILED_TIMERS = {
+    "update": "time_update",
+    "collocate": "time_collocate_spike_data",
+    "communicate": "time_communicate_spike_data",
+    "deliver": "time_deliver_spike_data",
 }
+DETAILED_TIMERS = {"nest": NEST_DETAILED_TIMERS, "pynn-nest": NEST_DETAILED_TIMERS}
 TOTAL_TIMERS = ("time_simulate",)  # timers that hold the whole phase, not a part of it
 
 
@@ -511,6 +510,43 @@ def rates(ax, data: Data) -> None:
     ax.set_xlabel("population")
     ax.set_ylabel("rate (spikes/s)")
     _legend(ax, title=hue)
+
+
+@panel(
+    "population rates per simulator (mean over seeds and shapes; bars span the points); the title says whether each "
+    "simulator's rates agree with NEST's within the seed-to-seed spread",
+    wide=True,
+)
+def rates_by_simulator(ax, data: Data) -> None:
+    from snnbench import compare
+
+    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
+    valid = data.valid
+    if valid.empty or not set(cols) <= set(valid.columns):
+        _no_data(ax, "no valid rates")
+        return
+    long = valid.melt(id_vars=[data.series], value_vars=cols, var_name="population", value_name="rate")
+    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
+    sns.barplot(
+        long,
+        x="population",
+        y="rate",
+        hue=data.series,
+        palette=_colors(data.points[data.series]),
+        errorbar=ERRORBAR,
+        err_kws={"linewidth": 0.8},
+        order=list(pd14.POPULATIONS),
+        ax=ax,
+    )
+    table = compare.agreement(data.points)
+    if not table.empty:
+        verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+        words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
+        if words:
+            ax.set_title("rates vs NEST within the seed spread: " + ", ".join(words), loc="right")
+    ax.set_xlabel("population")
+    ax.set_ylabel("rate (spikes/s)")
+    _legend(ax, title=data.series)
 
 
 def _distribution(ax, data: Data, statistic: str, label: str) -> None:

@@ -6,6 +6,7 @@ import datetime
 import hashlib
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parent
 
 # Packages whose versions go into every record (where installed in the running environment).
-PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "pynn")
+PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
 # Variables that shape threading, MPI and scheduling.
 ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_")
 
@@ -39,10 +40,23 @@ def benchmark_hash(simulator: str) -> str:
     """Hash of the code that defines the benchmark (model parameters, driver, backend): two
     records with the same hash ran the same benchmark, whatever the workflow commit."""
     files = [PACKAGE / "pd14.py", PACKAGE / "simulate.py", PACKAGE / "simulators" / f"{simulator.replace('-', '_')}.py"]
+    from snnbench.simulators import SIMULATORS
+
+    if simulator in SIMULATORS:  # simulators that share a backend module (brian2-cpp, brian2-genn, ...)
+        module = SIMULATORS[simulator].backend.split(":")[0]
+        files.append(PACKAGE.parent / (module.replace(".", "/") + ".py"))
     digest = hashlib.sha256()
     for f in files:
         if f.exists():
             digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def training_benchmark_hash() -> str:
+    """benchmark_hash of the snn-training family: its neuron spec, reference, builders, timing and driver."""
+    digest = hashlib.sha256()
+    for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py"):
+        digest.update((PACKAGE / "training" / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -56,9 +70,10 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def package_versions() -> dict:
+def package_versions(names=PACKAGES) -> dict[str, str]:
+    """Versions of the named distributions installed in this environment (missing ones left out)."""
     versions = {}
-    for name in PACKAGES:
+    for name in names:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -67,17 +82,61 @@ def package_versions() -> dict:
 
 
 def slurm() -> dict | None:
-    if "SLURM_JOB_ID" not in os.environ:
+    """The SLURM job this runs in, from the scheduler itself (scontrol): the executor plugin strips
+    most SLURM_* variables from MPI jobs' environments, so they cannot be relied on."""
+    job_id = os.environ.get("SLURM_JOB_ID")
+    if job_id is None:
         return None
+    fields = {}
+    try:
+        out = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True, timeout=30)
+        fields = dict(item.split("=", 1) for item in out.stdout.split() if "=" in item)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
     keys = {
-        "job_id": "SLURM_JOB_ID",
-        "node_list": "SLURM_JOB_NODELIST",
-        "partition": "SLURM_JOB_PARTITION",
-        "ntasks": "SLURM_NTASKS",
-        "cpus_per_task": "SLURM_CPUS_PER_TASK",
-        "account": "SLURM_JOB_ACCOUNT",
+        "node_list": ("NodeList", "SLURM_JOB_NODELIST"),
+        "partition": ("Partition", "SLURM_JOB_PARTITION"),
+        "nodes": ("NumNodes", "SLURM_JOB_NUM_NODES"),
+        "ntasks": ("NumTasks", "SLURM_NTASKS"),
+        "cpus_per_task": ("CPUs/Task", "SLURM_CPUS_PER_TASK"),
+        "account": ("Account", "SLURM_JOB_ACCOUNT"),
+        "time_limit": ("TimeLimit", None),
     }
-    return {k: os.environ.get(v) for k, v in keys.items()}
+    info = {"job_id": job_id}
+    for key, (field, variable) in keys.items():
+        info[key] = fields.get(field) or (os.environ.get(variable) if variable else None)
+    return info
+
+
+def gpus() -> list[dict] | None:
+    """The GPUs nvidia-smi sees (model, driver, memory), or None without nvidia-smi or GPU.
+    Under SLURM it sees the GPUs allocated to the job."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    fields = ["index", "name", "driver_version", "memory.total", "uuid"]
+    try:
+        out = subprocess.run(
+            [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    rows = [dict(zip(fields, (v.strip() for v in line.split(",")), strict=False)) for line in out.stdout.splitlines()]
+    return [
+        {
+            "index": r["index"],
+            "name": r["name"],
+            "driver": r["driver_version"],
+            "memory_mb": r["memory.total"],
+            "uuid": r["uuid"],
+        }
+        for r in rows
+    ] or None
 
 
 def collect(spec: dict) -> dict:
@@ -88,7 +147,9 @@ def collect(spec: dict) -> dict:
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
-        "benchmark_hash": benchmark_hash(spec["simulator"]),
+        "benchmark_hash": (
+            training_benchmark_hash() if spec.get("model_name") == "snn-training" else benchmark_hash(spec["simulator"])
+        ),
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "packages": package_versions(),
         "host": {
@@ -101,4 +162,6 @@ def collect(spec: dict) -> dict:
         },
         "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "slurm": slurm(),
+        # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
+        **({"gpus": (found := gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
     }

@@ -20,6 +20,19 @@ from snnbench.simulators.base import PHASES
 SCHEMA_VERSION = 1
 
 
+def new(spec: dict) -> dict:
+    """A point's record before its run: failed until the run says otherwise, with provenance."""
+    from snnbench import provenance
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "point": spec,
+        "status": "failed",
+        "failure": None,
+        "provenance": provenance.collect(spec),
+    }
+
+
 def merge_ranks(ranks: list[dict]) -> dict:
     """Merge per-rank results (dicts as written by snnbench.simulate) into point figures."""
     if not ranks:

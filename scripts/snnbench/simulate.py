@@ -37,6 +37,7 @@ def run(spec: dict, outdir: Path) -> Path:
         phases_s[phase] = time.perf_counter() - start
         rss_mb[phase] = memory_mb("VmRSS")
         timers[phase] = backend.timers()
+    phases_s = backend.phase_split(phases_s)
     out = backend.output()
 
     # The simulator's timers are cumulative; report what each phase added.

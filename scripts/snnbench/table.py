@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, pd14, validation
+from snnbench import activity, compare, pd14, validation
 from snnbench.simulators.base import PHASES
 
 PHASE_COLUMNS = [f"time_{p}_s" for p in (*PHASES, "total")]
@@ -67,22 +67,97 @@ def read_benchmark(path: Path | None) -> dict:
     return {"job_wall_s": number(rows[-1]["s"]), "job_max_rss_mb": number(rows[-1].get("max_rss"))}
 
 
-def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-    spec, prov = rec["point"], rec["provenance"]
-    row = _point_columns(spec)
+def _outcome_columns(rec: dict) -> dict:
+    """Status and provenance columns every record has, whatever its model family."""
+    prov = rec["provenance"]
+    return {
+        "status": rec["status"],
+        "failure_reason": (rec["failure"] or {}).get("reason", ""),
+        "wall_time_s": rec["wall_time_s"],
+        "host": prov["host"]["hostname"],
+        "cpu_model": prov["host"]["cpu_model"],
+        "load_average_1min": prov["host"]["load_average_1_5_15"][0],
+        "git_commit": prov["workflow"]["git_commit"],
+        "git_dirty": prov["workflow"]["git_dirty"],
+        "benchmark_hash": prov["benchmark_hash"],
+        "started_utc": prov["started_utc"],
+        "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+    }
+
+
+def training_row(rec: dict, benchmark: dict | None = None) -> dict:
+    """One snn-training point as columns: its parameters, status, the medians / quartiles / IQR
+    of forward, backward and step (s), warm-up and compile time, memory, spike rate, the FLOP
+    sanity check and provenance. A point is valid when it ran and passed the sanity check."""
+    spec = rec["point"]
+    model = spec["model"]
+    training = rec.get("training", {})
+    framework = training.get("framework", {})
+    row = {
+        "experiment": spec["experiment"],
+        "model_name": spec["model_name"],
+        "simulator": spec["simulator"],
+        "framework": spec["simulator"],
+        "device": spec["device"],
+        "threads": spec["resources"]["threads"],
+        "dtype": model["dtype"],
+        "matmul_precision": model["matmul_precision"],
+        "time_loop": model["time_loop"],
+        "loop": framework.get("time_loop"),
+        "n": model["n"],
+        "T": model["T"],
+        "batch": model["batch"],
+        "repetitions": spec["timing"]["repetitions"],
+        "seed": spec["seed"],
+        "path": spec["path"],
+        **_outcome_columns(rec),
+        "framework_version": framework.get("version"),
+        "torch_version": framework.get("torch_version"),
+    }
+    row.update(benchmark or {})
+    if rec["status"] != "ok":
+        row["valid"] = False
+        return row
+    for name in ("forward", "backward", "step"):
+        stats = training["timing"][f"{name}_s"]
+        row.update({f"{name}_{k}_s": stats[k] for k in ("median", "q1", "q3", "iqr", "min", "max")})
+    warmup = training["timing"]["warmup"]
     row.update(
         {
-            "status": rec["status"],
-            "failure_reason": (rec["failure"] or {}).get("reason", ""),
-            "wall_time_s": rec["wall_time_s"],
-            "host": prov["host"]["hostname"],
-            "cpu_model": prov["host"]["cpu_model"],
-            "load_average_1min": prov["host"]["load_average_1_5_15"][0],
-            "git_commit": prov["workflow"]["git_commit"],
-            "git_dirty": prov["workflow"]["git_dirty"],
-            "benchmark_hash": prov["benchmark_hash"],
-            "started_utc": prov["started_utc"],
-            "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+            "warmup_steps": warmup["steps"],
+            "warmup_settled": warmup["settled"],
+            "first_step_s": warmup["first_step_s"],
+            "compile_s": warmup["compile_s"],
+        }
+    )
+    row["device_name"] = training["device"]["name"]
+    row.update({k: v for k, v in training["memory"].items()})
+    row.update({k: training["activity"][k] for k in ("spike_rate", "target_rate", "reference_rate", "input_gain")})
+    sanity = training["sanity"]
+    row.update(
+        {
+            "flops_forward": sanity["flops_forward"],
+            "peak_flops": sanity["peak_flops"],
+            "min_forward_s": sanity["min_time_s"]["forward"],
+            "sanity_passed": sanity["passed"],
+            "sanity_problems": "; ".join(sanity["problems"]),
+        }
+    )
+    # Sanity before performance: a time below the FLOP bound is a measurement error, not a result.
+    row["valid"] = bool(sanity["passed"])
+    return row
+
+
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+    if rec["point"].get("model_name") == "snn-training":
+        return training_row(rec, benchmark)
+    spec, prov = rec["point"], rec["provenance"]
+    row = _point_columns(spec)
+    row.update(_outcome_columns(rec))
+    row.update(
+        {
+            "gpus": spec["resources"].get("gpus", 0),
+            "gpu_model": (prov.get("gpu") or {}).get("name"),
         }
     )
     row.update(benchmark or {})
@@ -94,6 +169,11 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     row.update(rec["memory"])
     row.update(rec["network"])
     row["simulator_version"] = rec["simulator"]["version"]
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb"):  # Brian2's devices
+        if key in rec["simulator"]:
+            row[key] = rec["simulator"][key]
+    if "build" in rec["simulator"]:
+        row["binary_reused"] = rec["simulator"]["build"]["binary_reused"]
     for phase, timers in rec["simulator_timers_s"].items():
         row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
 
@@ -119,6 +199,8 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
 
 
 def rank_rows(rec: dict) -> list[dict]:
+    if not rec.get("ranks"):  # failed points, and snn-training points (one process, no ranks)
+        return []
     base = _point_columns(rec["point"])
     rows = []
     for r in rec.get("ranks", []):
@@ -218,8 +300,11 @@ def collect_tables(
         points["validation_checked"] = False
         points["validation_passed"] = None
         points["validation_problems"] = "not validated"
-    points = add_efficiency(points)
-    points = points.sort_values(["experiment", "simulator", "vps", "seed"], ignore_index=True)
+    points = compare.add_agreement(add_efficiency(points))
+    keys = [
+        k for k in ("experiment", "simulator", "vps", "device", "time_loop", "n", "T", "batch", "seed") if k in points
+    ]
+    points = points.sort_values(keys, ignore_index=True)
     if not long.empty:
         keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
         reference = pd.DataFrame(checks).set_index("path")["reference"]

@@ -12,6 +12,7 @@ from snnbench import config as snnconfig  # noqa: E402
 from snnbench import figures  # noqa: E402
 from snnbench import simulators  # noqa: E402
 from snnbench import validation  # noqa: E402
+from snnbench.training import figures as training_figures  # noqa: E402
 
 validate(config, "../schemas/config.schema.yaml")
 try:
@@ -21,9 +22,32 @@ except snnconfig.ConfigError as error:
 
 # Every scaling point of every configured experiment, keyed by its results directory.
 POINTS = snnconfig.all_points(config)
+
+
+def check_environments():
+    """Fail before any job starts if a point's simulator environment is missing (e.g. an MPI
+    point without MPI-capable NEST); with conda, Snakemake builds the environments itself."""
+    if any(m.name.lower() == "conda" for m in workflow.deployment_settings.deployment_method):
+        return
+    missing = {}
+    for path, spec in POINTS.items():
+        if spec["model_name"] != "pd14":
+            continue  # snn-training points record what they could not run, environments included
+        try:
+            simulators.python_for(spec)
+        except simulators.EnvironmentMissing as error:
+            missing.setdefault(str(error), []).append(path)
+    if missing:
+        lines = [f"{reason}\n  needed by {len(paths)} point(s), e.g. {paths[0]}" for reason, paths in missing.items()]
+        raise WorkflowError("Missing environments:\n" + "\n".join(lines))
+
+
+check_environments()
 EXPERIMENTS = [experiment["name"] for experiment in config["experiments"]]
 # Figures: per experiment (name -> panels), across tables (comparisons), and archives read beside.
 FIGURES = config["figures"]["experiment"]
+# snn-training experiments get the training family's own figures (snnbench.training.figures).
+TRAINING_FIGURES = list(training_figures.FIGURES)
 FIGURE_EXPERIMENTS = config["figures"]["experiments"] or EXPERIMENTS
 COMPARISONS = {comparison["name"]: comparison for comparison in config["figures"]["comparisons"]}
 ARCHIVES = config["archives"]
@@ -61,7 +85,7 @@ wildcard_constraints:
     shape=r"nodes\d+_ranks\d+_threads\d+",
     scale=r"N[0-9.e+-]+_K[0-9.e+-]+",
     seed=r"\d+",
-    figure="|".join(FIGURES) or "^$",
+    figure="|".join([*FIGURES, *TRAINING_FIGURES]) or "^$",
     comparison="|".join(COMPARISONS) or "^$",
     archive="|".join(ARCHIVES) or "^$",
 
@@ -80,6 +104,33 @@ def get_point_conda_env(wildcards):
 
 def get_point_threads(wildcards):
     return get_point_spec(wildcards)["resources"]["virtual_processes"]
+
+
+def get_point_shape(key):
+    """A resource from the point's shape: nodes, tasks (MPI ranks), cpus_per_task (threads)."""
+    field = {"nodes": "nodes", "tasks": "ranks", "cpus_per_task": "threads_per_rank"}[key]
+    return lambda wildcards: get_point_spec(wildcards)["resources"][field]
+
+
+def get_point_mpi(wildcards):
+    # Marks multi-rank points as MPI jobs for the SLURM executor; the launcher itself is chosen
+    # at run time (srun inside a SLURM allocation, mpirun elsewhere).
+    return "srun" if get_point_spec(wildcards)["resources"]["ranks"] > 1 else None
+
+
+def get_point_slurm(key):
+    """A site setting (partition, account, constraint, qos): the experiment's, else the config's."""
+
+    def value(wildcards):
+        experiment = snnconfig.experiment_named(config, get_point_spec(wildcards)["experiment"])
+        return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
+
+    return value
+
+
+def get_point_gpus(wildcards):
+    # GPUs of the point (0 for CPU simulators; brian2-genn and brian2-cuda: 1).
+    return snnconfig.point_gpus(get_point_spec(wildcards))
 
 
 def get_point_mem_mb(wildcards):
@@ -102,10 +153,12 @@ def get_validation_tolerance():
 
 
 # Each point's default reference run and its other seeds, indexed once (the DAG asks per point).
+# Only PD14 points have spikes to validate; snn-training points have a sanity check of their own.
+PD14_SPECS = [spec for spec in POINTS.values() if spec["model_name"] == "pd14"]
 REFERENCES = validation.reference_index(
-    list(POINTS.values()), {experiment["name"]: experiment["simulators"] for experiment in config["experiments"]}
+    PD14_SPECS, {experiment["name"]: experiment["simulators"] for experiment in config["experiments"]}
 )
-SEED_PEERS = validation.seed_peer_index(list(POINTS.values()))
+SEED_PEERS = validation.seed_peer_index(PD14_SPECS)
 
 
 def get_reference_stats(wildcards):
@@ -127,7 +180,8 @@ def get_experiment_records(wildcards):
 
 
 def get_experiment_validations(wildcards):
-    return [f"{path}/validation.json" for path in _experiment_points(wildcards.experiment)]
+    paths = _experiment_points(wildcards.experiment)
+    return [f"{path}/validation.json" for path in paths if POINTS[path]["model_name"] == "pd14"]
 
 
 def get_experiment_benchmarks(wildcards):
@@ -138,7 +192,7 @@ def get_experiment_benchmarks(wildcards):
 
 def get_figure_stats(wildcards):
     # Spike statistics that a figure's distribution panels show: one seed per series and shape.
-    if not figures.needs_distributions(FIGURES[wildcards.figure]):
+    if wildcards.figure not in FIGURES or not figures.needs_distributions(FIGURES[wildcards.figure]):
         return []
     specs = [POINTS[path] for path in _experiment_points(wildcards.experiment)]
     return [f"{path}/stats.npz" for path in validation.figure_points(specs)]
@@ -148,6 +202,13 @@ def get_experiment_summary(wildcards):
     """What was run, in words, for the report's captions."""
     experiment = snnconfig.experiment_named(config, wildcards.experiment)
     specs = [POINTS[path] for path in _experiment_points(wildcards.experiment)]
+    if experiment.get("model", "pd14") == "snn-training":
+        block = experiment["snn_training"]
+        return (
+            f"{experiment.get('description', '')} {len(specs)} points: one training step of Linear(n, n) + LIF on "
+            f"{', '.join(block['frameworks'])}; n {block['n']}, T {block['T']}, batch {block['batch']}; "
+            f"seeds {', '.join(map(str, experiment['seeds']))}."
+        ).strip()
     model = experiment["pd14"]
     size = (
         f"neuron scale {model['neuron_scale']:g}"
@@ -167,6 +228,9 @@ def get_experiment_summary(wildcards):
 
 
 def get_figure_params(wildcards):
+    experiment = snnconfig.experiment_named(config, wildcards.experiment)
+    if experiment.get("model", "pd14") == "snn-training":
+        return {"training": wildcards.figure, "caption": training_figures.FIGURES[wildcards.figure].caption}
     return {"panels": FIGURES[wildcards.figure], "caption": figures.caption(FIGURES[wildcards.figure])}
 
 
@@ -193,10 +257,11 @@ def get_archive_files(wildcards):
     """Everything of one experiment that an archive packs (tables, specs, records, validation,
     spike statistics, Snakemake's benchmarks; spikes if configured)."""
     paths = _experiment_points(wildcards.experiment)
-    kinds = ["spec.json", "record.json", "validation.json", "stats.npz"]
-    kinds += ["spikes.npz"] if config["archive"]["include_spikes"] else []
+    kinds = ["spec.json", "record.json"]
+    pd14_kinds = ["validation.json", "stats.npz"] + (["spikes.npz"] if config["archive"]["include_spikes"] else [])
     files = [f"results/{wildcards.experiment}/{table}.csv" for table in ("points", "ranks", "validation")]
     files += [f"{path}/{kind}" for path in paths for kind in kinds]
+    files += [f"{path}/{kind}" for path in paths if POINTS[path]["model_name"] == "pd14" for kind in pd14_kinds]
     return files + get_experiment_benchmarks(wildcards)
 
 
@@ -214,13 +279,52 @@ def get_archive(wildcards):
 
 def get_final_output():
     outputs = ["results/points.csv"]
-    for experiment in EXPERIMENTS:
-        outputs.append(f"results/{experiment}/points.csv")
-    outputs += expand(
-        "results/{experiment}/figures/{figure}.{ext}", experiment=FIGURE_EXPERIMENTS, figure=FIGURES, ext=["png", "pdf"]
-    )
-    outputs += expand("results/{experiment}/provenance.html", experiment=EXPERIMENTS)
+    for experiment in config["experiments"]:
+        name = experiment["name"]
+        outputs += [f"results/{name}/points.csv", f"results/{name}/provenance.html"]
+        if experiment.get("model", "pd14") == "snn-training":
+            names = TRAINING_FIGURES
+        else:
+            names = FIGURES if name in FIGURE_EXPERIMENTS else []
+        outputs += expand(
+            "results/{experiment}/figures/{figure}.{ext}", experiment=name, figure=names, ext=["png", "pdf"]
+        )
     outputs += expand("results/comparisons/{comparison}.{ext}", comparison=COMPARISONS, ext=["png", "pdf"])
     if config["regression"]["baseline"]:
         outputs.append("results/regression.csv")
     return outputs
+
+
+# The snn-training family (workflow/rules/training.smk): its points have their own path pattern.
+TRAINING_POINT = "results/{experiment}/{simulator}/{variant}/{size}/seed{seed}"
+TRAINING_POINT_LOG = "{experiment}/{simulator}/{variant}/{size}/seed{seed}"
+
+
+wildcard_constraints:
+    variant=r"(cpu|cuda)_[a-z0-9]+_[a-z]+_[a-z]+",
+    size=r"n\d+_T\d+_B\d+",
+
+
+def get_training_spec(wildcards):
+    path = TRAINING_POINT.format(**wildcards)
+    if path not in POINTS:
+        raise WorkflowError(f"{path} is not a point of the configured experiments")
+    return POINTS[path]
+
+
+def get_training_conda_env(wildcards):
+    from snnbench.training.execute import environment_for
+
+    return str(Path(workflow.basedir) / "envs" / f"{environment_for(get_training_spec(wildcards))}.yaml")
+
+
+def get_training_threads(wildcards):
+    return get_training_spec(wildcards)["resources"]["threads"]
+
+
+def get_training_mem_mb(wildcards):
+    return snnconfig.estimate_mem_mb(get_training_spec(wildcards))
+
+
+def get_training_runtime_min(wildcards):
+    return int(snnconfig.time_limit_s(config, get_training_spec(wildcards)) / 60) + 5

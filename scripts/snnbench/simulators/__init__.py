@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 # Environments that `make env` installs together into .venv.
-MAIN_ENVIRONMENTS = ("workflow", "nest", "dev")
+MAIN_ENVIRONMENTS = ("workflow", "nest", "pynn-nest", "dev")
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,21 @@ class Simulator:
     backend: str  # "module:Class", imported on demand (one simulator's environment need not hold the others)
     environment: str  # envs/<environment>.yaml
     mpi_environment: str | None = None  # for points with more than one MPI rank; None: no MPI support
+    gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
 
 
 SIMULATORS = {
     "nest": Simulator("snnbench.simulators.nest:NestBackend", environment="nest", mpi_environment="nest-mpi"),
+    "pynn-nest": Simulator(
+        "snnbench.simulators.pynn_nest:PynnNestBackend", environment="pynn-nest", mpi_environment="nest-mpi"
+    ),
+    # Brian2's devices, one backend (snnbench.simulators.brian2_pd14); their pins conflict, so
+    # each family has an environment of its own.
+    "brian2-runtime": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-cpp": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-genn": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn", gpus=1),
+    "brian2-genn-cpu": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn"),
+    "brian2-cuda": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2cuda", gpus=1),
 }
 
 
@@ -53,18 +64,22 @@ def environment_for(spec: dict) -> str:
 
 
 def python_for(spec: dict, repo: Path = REPO) -> str:
-    """The interpreter of the point's environment.
+    """The interpreter of the point's environment."""
+    return environment_python(environment_for(spec), repo)
 
-    Main environments are the running one. Others: .venv-<environment> at the repo root if
-    `make` built it; else the running interpreter when Snakemake runs the rule in a conda
-    environment (--software-deployment-method conda); else a clear error.
+
+def environment_python(env: str, repo: Path = REPO) -> str:
+    """The interpreter of an environment.
+
+    Main environments are the running one. Others: .venv-<environment> at the repo root once
+    `make` finished building it; else the running interpreter when Snakemake runs the rule in a
+    conda environment (--software-deployment-method conda); else a clear error.
     """
-    env = environment_for(spec)
     if env in MAIN_ENVIRONMENTS:
         return sys.executable
-    venv_python = repo / f".venv-{env}" / "bin" / "python"
-    if venv_python.exists():
-        return str(venv_python)
+    venv = repo / f".venv-{env}"
+    if (venv / ".installed").exists():  # `make` writes it when the environment is complete
+        return str(venv / "bin" / "python")
     if os.environ.get("CONDA_PREFIX") == sys.prefix:
         return sys.executable
     raise EnvironmentMissing(

@@ -62,5 +62,11 @@ class Backend:
         """The simulator's own cumulative timers (seconds), read after every phase."""
         return {}
 
+    def phase_split(self, phases_s: dict[str, float]) -> dict[str, float]:
+        """The phase wall times the driver measured, as the simulator attributes them. Default:
+        unchanged. A simulator whose compiled binary runs several phases inside one call (Brian2's
+        standalone devices) splits that call's time by its device-side timers, keeping the sum."""
+        return phases_s
+
     def output(self) -> RankOutput:
         raise NotImplementedError

@@ -130,5 +130,15 @@ class NestBackend(Backend):
                 "threads_model": build["threads_model"],
                 "detailed_timers": "time_update" in nest.GetKernelStatus(),
                 "total_num_virtual_procs": nest.total_num_virtual_procs,
+                "mpi_library": mpi_library() if build["have_mpi"] else None,
             },
         )
+
+
+def mpi_library() -> str | None:
+    """The MPI library's own version string (Open MPI, MPICH, ...), via mpi4py where installed."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    return MPI.Get_library_version().strip().splitlines()[0]

@@ -1,0 +1,161 @@
+"""Run one snn-training point in this (fresh) process: `python -m snnbench.training.run SPEC OUTDIR`.
+
+Runs in the framework's own environment. Builds the layer, calibrates the input gain on the
+reference, times forward / backward / step (snnbench.training.timing), measures memory and the
+spike rate, and writes OUTDIR/result.json: status "ok", or "skipped" with the reason when the
+point cannot run on this machine (no usable GPU). The parent (snnbench.training.execute) turns
+it into the point's record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import torch
+
+from snnbench.training import lif, models, sanity, timing
+from snnbench.training.spec import FRAMEWORKS, NEURON
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def memory_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmHWM = peak resident set)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    raise KeyError(field)
+
+
+def _version(package: str | None) -> str | None:
+    try:
+        return metadata.version(package) if package else None
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def device_facts(device: torch.device, threads: int) -> dict:
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        return {
+            "type": "cuda",
+            "name": props.name,
+            "memory_gb": props.total_memory / 2**30,
+            "cuda_version": torch.version.cuda,
+            "cudnn_version": torch.backends.cudnn.version(),
+        }
+    return {"type": "cpu", "name": platform.processor() or platform.machine(), "torch_threads": threads}
+
+
+def run(spec: dict, outdir: Path) -> dict:
+    model = spec["model"]
+    name = spec["simulator"]
+    framework = FRAMEWORKS[name]
+    n, steps, batch = model["n"], model["T"], model["batch"]
+    result = {
+        "status": "ok",
+        "framework": {
+            "name": name,
+            "api": framework.api,
+            "package": framework.package,
+            "version": _version(framework.package),
+            "torch_version": torch.__version__,
+            "time_loop": model["time_loop"] if framework.time_loop == "ours" else "library",
+            "differences": list(framework.differences),
+        },
+    }
+    if spec["device"] == "cuda" and not torch.cuda.is_available():
+        result.update(status="skipped", reason=f"no GPU: torch {torch.__version__} sees no CUDA device")
+        return result
+    device = torch.device(spec["device"])
+    dtype = DTYPES[model["dtype"]]
+    threads = spec["resources"]["threads"]
+    torch.set_num_threads(threads)
+    torch.set_float32_matmul_precision(model["matmul_precision"])
+    result["device"] = device_facts(device, threads)
+    rss_start = memory_mb("VmRSS")
+
+    # The input gain: on the reference (the spec's neuron), then on the framework's own neuron so
+    # that its spike rate matches (the same gain where the framework implements the spec).
+    seed = spec["seed"]
+    x_tbn = lif.make_input(steps, batch, n, seed, device, dtype)
+    start = time.perf_counter()
+    weight = lif.linear(n, seed, device, dtype).weight.detach()
+    # The rate over the whole sequence (its start from rest fires differently from the steady state),
+    # on two batch elements: a 1e3-fold sample of n x T spikes is plenty for the rate.
+    calib_batch = min(batch, 2)
+    reference_gain, reference_rate = lif.calibrate_gain(NEURON, weight, x_tbn[:, :calib_batch], NEURON["target_rate"])
+    x = x_tbn if framework.layout == "TBN" else x_tbn.transpose(0, 1).contiguous()
+    del x_tbn, weight
+    layer = models.build(name, NEURON, n, reference_gain, model["time_loop"], seed, device, dtype)
+    models.check_trainable(layer, NEURON)
+    gain, _ = models.calibrate(layer, x, NEURON["target_rate"], reference_rate, max_batch=calib_batch)
+    calibrate_s = time.perf_counter() - start
+
+    with torch.no_grad():
+        spike_rate = float(layer(x).float().mean())
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(device)
+    rss_before = memory_mb("VmRSS")
+
+    reps = spec["timing"]["repetitions"]
+    measured = timing.measure(
+        lambda: layer(x),
+        lambda: layer.zero_grad(set_to_none=True),
+        device,
+        repetitions=reps,
+        min_warmup=spec["timing"]["warmup_min_steps"],
+        max_warmup=spec["timing"]["warmup_max_steps"],
+    )
+
+    memory = {"rss_start_mb": rss_start, "rss_before_timing_mb": rss_before, "peak_rss_mb": memory_mb("VmHWM")}
+    if device.type == "cuda":
+        memory["cuda_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        memory["cuda_max_reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20
+        peak, source = sanity.gpu_peak_flops(result["device"]["name"], model["dtype"], model["matmul_precision"])
+    else:
+        peak, source = sanity.cpu_peak_flops(threads)
+    medians = {k: measured[f"{k}_s"]["median"] for k in ("forward", "backward", "step")}
+    check = sanity.check(medians, steps, batch, n, peak)
+    check["peak_source"] = source
+
+    result.update(
+        {
+            "timing": measured,
+            "memory": memory,
+            "activity": {
+                "spike_rate": spike_rate,
+                "target_rate": NEURON["target_rate"],
+                "reference_rate": reference_rate,
+                "input_gain": gain,
+                "reference_input_gain": reference_gain,
+                "calibrate_s": calibrate_s,
+            },
+            "sanity": check,
+            "trainable_parameters": models.trainable(layer),
+            "neuron": NEURON,
+        }
+    )
+    return result
+
+
+def main(argv: list[str]) -> None:
+    spec_path, outdir = Path(argv[0]), Path(argv[1])
+    spec = json.loads(spec_path.read_text())
+    result = run(spec, outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "result.json").write_text(json.dumps(result, indent=1))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

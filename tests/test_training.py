@@ -1,0 +1,201 @@
+"""The snn-training family without torch: config kind and point expansion, skip reasons, the FLOP
+sanity check (also on the published 2023 numbers), the spike-train comparison, the table row."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SCHEMA, experiment, validated
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+from snnbench import config as snnconfig
+from snnbench import record, table
+from snnbench.training import equivalence, figures, sanity
+from snnbench.training import execute as training_execute
+from snnbench.training import spec as training_spec
+
+
+def training_experiment(**block) -> dict:
+    exp = {
+        "name": "train",
+        "model": "snn-training",
+        "snn_training": {"frameworks": ["torch", "snntorch"], "n": [512], "T": [100], "batch": [10], **block},
+    }
+    return exp
+
+
+def test_training_experiment_defaults_and_points():
+    cfg = validated(training_experiment(time_loops=["unbind", "index"], n=[256, 512]))
+    block = cfg["experiments"][0]["snn_training"]
+    assert block["devices"] == ["cpu"] and block["dtypes"] == ["float32"]
+    assert block["repetitions"] == {"cpu": 5, "cuda": 20}
+    assert cfg["experiments"][0]["seeds"] == [1]
+    points = snnconfig.expand_points(cfg["experiments"][0])
+    assert len(points) == 2 * 2 * 2  # frameworks x loops x n
+    paths = {p["path"] for p in points}
+    assert "results/train/snntorch/cpu_float32_highest_index/n256_T100_B10/seed1" in paths
+    assert len(paths) == len(points)
+    assert all(p["timing"]["repetitions"] == 5 for p in points)
+
+
+def test_pd14_and_training_experiments_side_by_side():
+    cfg = validated(experiment(), training_experiment(devices=["cpu", "cuda"]))
+    points = snnconfig.all_points(cfg)
+    kinds = sorted({p.get("model_name") for p in points.values()})
+    assert kinds == ["pd14", "snn-training"]
+    cuda = [p for p in points.values() if p.get("device") == "cuda"]
+    assert {p["timing"]["repetitions"] for p in cuda} == {20}
+    assert snnconfig.estimate_mem_mb(cuda[0]) > 1500
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"frameworks": ["snntorh"]}, "'snntorh' is not one of"),
+        ({"devices": ["tpu"]}, "'tpu' is not one of ['cpu', 'cuda']"),
+        ({"repetitions": {"cpu": 3}}, "3 is less than the minimum of 5"),
+        ({"repetitions": {"cuda": 10}}, "10 is less than the minimum of 20"),
+        ({"time_loops": ["slice"]}, "'slice' is not one of ['unbind', 'index']"),
+        ({"n": [0]}, "0 is less than the minimum of 1"),
+        ({"threads_per_rank": [1]}, "'threads_per_rank' was unexpected"),
+    ],
+)
+def test_bad_training_block_names_key(change, message):
+    with pytest.raises(WorkflowError) as error:
+        validated(training_experiment(**change))
+    assert message in str(error.value)
+    assert "On instance['experiments'][0]['snn_training']" in str(error.value)
+
+
+def test_training_block_is_required_and_pd14_keys_rejected():
+    exp = training_experiment()
+    del exp["snn_training"]
+    with pytest.raises(WorkflowError, match="'snn_training' is a required property"):
+        validate({"experiments": [copy.deepcopy(exp)]}, SCHEMA)
+    exp = training_experiment(pd14={"neuron_scale": 0.1})
+    exp["pd14"] = exp["snn_training"].pop("pd14")
+    with pytest.raises(WorkflowError, match="'pd14' was unexpected"):
+        validate({"experiments": [exp]}, SCHEMA)
+
+
+def test_repeated_grid_values_rejected():
+    cfg = validated(training_experiment(n=[512, 512]))
+    with pytest.raises(snnconfig.ConfigError, match=r"snn_training.n must not repeat: \[512, 512\]"):
+        snnconfig.check(cfg)
+
+
+def point(framework="torch", device="cpu", time_loop="unbind") -> dict:
+    cfg = validated(training_experiment(frameworks=[framework], devices=[device], time_loops=[time_loop]))
+    return snnconfig.expand_points(cfg["experiments"][0])[0]
+
+
+def test_skip_reasons():
+    assert training_spec.skip_reason(point()) is None
+    assert "CUDA-only" in training_spec.skip_reason(point("sinabs-exodus"))
+    assert "Python 3.10" in training_spec.skip_reason(point("lava-dl"))
+    assert "runs the loop over time steps itself" in training_spec.skip_reason(point("sinabs", time_loop="index"))
+    assert training_spec.skip_reason(point("snntorch", time_loop="index")) is None
+
+
+def test_cuda_point_without_gpu_is_recorded_as_skipped(tmp_path):
+    present, _ = training_execute.gpu_present()
+    if present:
+        pytest.skip("this machine has a GPU: the point would run")
+    spec = point(device="cuda")
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    rec = training_execute.run_point(tmp_path / "spec.json", tmp_path / "record.json", tmp_path / "log", 60)
+    assert rec["status"] == "skipped" and rec["failure"]["reason"].startswith("no GPU")
+    row = table.point_row(json.loads((tmp_path / "record.json").read_text()), {})
+    assert row["status"] == "skipped" and not row["valid"] and row["failure_reason"].startswith("no GPU")
+
+
+def test_sanity_bound_is_two_t_b_n_squared_over_peak():
+    check = sanity.check({"forward": 1.0, "backward": 1.0, "step": 2.0}, 500, 10, 16384, peak_flops=1e12)
+    assert check["flops_forward"] == 2 * 500 * 10 * 16384**2
+    assert check["min_time_s"]["forward"] == pytest.approx(2.68435456)
+    assert not check["passed"] and len(check["problems"]) == 3
+    assert sanity.check({"forward": 3.0, "backward": 3.0, "step": 6.0}, 500, 10, 16384, 1e12)["passed"]
+
+
+def test_sanity_rejects_the_published_unsynchronised_gpu_times():
+    """The deliberately broken input: 2023 GPU times taken without synchronisation."""
+    ref = figures.read_reference_2023()
+    peak, source = sanity.gpu_peak_flops(figures.REFERENCE_2023_GPU, "float32", "highest")
+    assert "RTX 2070" in source
+    rejected = []
+    for _, row in ref.dropna().iterrows():
+        check = sanity.check({row["pass"]: row["time_s"]}, 500, 10, row["n"], peak)
+        if not check["passed"]:
+            rejected.append((row["library"], row["n"], row["pass"]))
+    assert ("SpikingJelly CuPy", 16384, "forward") in rejected
+    assert ("SpikingJelly CuPy", 4096, "forward") in rejected
+    assert all(n >= 4096 for _, n, _ in rejected)  # at n = 512 launch overheads dominate
+
+
+def test_gpu_and_cpu_peaks_are_upper_bounds():
+    h100, _ = sanity.gpu_peak_flops("NVIDIA H100 80GB HBM3", "float32", "highest")
+    tf32, _ = sanity.gpu_peak_flops("NVIDIA H100 80GB HBM3", "float32", "high")
+    unknown, source = sanity.gpu_peak_flops("Some Future GPU", "float32", "highest")
+    assert h100 == 67e12 and tf32 > h100 and unknown > tf32 and "unknown GPU" in source
+    cpuinfo = "flags\t\t: fpu avx2 fma avx512f\ncpu MHz\t\t: 2000.0\n"
+    peak, source = sanity.cpu_peak_flops(2, cpuinfo=cpuinfo, max_khz=3_000_000)
+    assert peak == 2 * 3e9 * 64 and "AVX-512" in source
+
+
+def test_equivalence_check_passes_identical_and_fails_a_different_neuron():
+    rng = np.random.default_rng(0)
+    spikes = (rng.random((50, 4, 64)) < 0.1).astype(np.float32)
+    grad = rng.standard_normal((64, 64))
+    same = equivalence.compare({"spikes": spikes, "grad": grad}, {"spikes": spikes.copy(), "grad": grad})
+    assert same["spike_mismatch_fraction"] == 0 and same["grad_rel_diff"] == 0 and not equivalence.judge(same)
+    broken = spikes.copy()
+    broken[10:, :, :8] = 1 - broken[10:, :, :8]  # a neuron population firing differently from step 10
+    diff = equivalence.compare({"spikes": spikes, "grad": grad}, {"spikes": broken, "grad": grad})
+    problems = equivalence.judge(diff)
+    assert diff["first_differing_step"] == 10 and any("differ from the reference" in p for p in problems)
+
+
+def test_training_record_schema_and_row(tmp_path):
+    spec = point()
+    timing = {
+        k: {"median": 0.1, "q1": 0.09, "q3": 0.12, "iqr": 0.03, "min": 0.08, "max": 0.2, "mean": 0.1, "n": 5}
+        for k in ("forward_s", "backward_s", "step_s")
+    }
+    timing["warmup"] = {"steps": 2, "settled": True, "first_step_s": 0.5, "compile_s": 0.3, "samples": [0.5, 0.2]}
+    rec = {
+        "schema_version": 1,
+        "point": spec,
+        "status": "ok",
+        "failure": None,
+        "provenance": {
+            "started_utc": "x",
+            "workflow": {"git_commit": None, "git_dirty": None},
+            "benchmark_hash": "h",
+            "python": {},
+            "packages": {},
+            "host": {"hostname": "h", "cpu_model": "c", "load_average_1_5_15": [1.0, 1.0, 1.0]},
+            "environment": {},
+        },
+        "wall_time_s": 3.0,
+        "training": {
+            "framework": {"name": "torch", "api": "a", "version": "2", "torch_version": "2", "time_loop": "unbind"},
+            "device": {"type": "cpu", "name": "x86_64"},
+            "timing": timing,
+            "memory": {"peak_rss_mb": 300.0},
+            "activity": {"spike_rate": 0.1, "target_rate": 0.1, "reference_rate": 0.1, "input_gain": 20.0},
+            "sanity": sanity.check({"forward": 0.1}, 100, 10, 512, 1e11),
+        },
+    }
+    record.validate(rec)
+    row = table.point_row(rec, {})
+    assert row["framework"] == "torch" and row["step_median_s"] == 0.1 and row["compile_s"] == 0.3 and row["valid"]
+    bad = copy.deepcopy(rec)
+    del bad["training"]["timing"]
+    with pytest.raises(Exception, match="'timing' is a required property"):
+        record.validate(bad)
+    frame = pd.DataFrame([row])
+    assert figures.not_run_lines(frame) == []

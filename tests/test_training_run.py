@@ -1,0 +1,189 @@
+"""The snn-training family for real: the libraries' environments, the equivalence test, the timing
+driver, and the workflow end to end on CPU (config/experiments/snn-training-ci.yaml).
+
+Needs the environments of `make training-envs` (`make test` builds them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, snakemake
+from snnbench import config as snnconfig
+from snnbench.training import equivalence, figures
+from snnbench.training import execute as training_execute
+from snnbench.training.spec import FRAMEWORKS
+
+pytestmark = pytest.mark.slow
+
+CPU_FRAMEWORKS = ["torch", "snntorch", "norse", "sinabs", "spikingjelly", "rockpool"]
+SAME_NEURON = ["snntorch", "norse", "sinabs", "spikingjelly"]
+
+
+@pytest.fixture(scope="module")
+def equivalence_report(tmp_path_factory):
+    return equivalence.run(CPU_FRAMEWORKS[1:], tmp_path_factory.mktemp("equivalence"))
+
+
+def test_every_library_implementing_the_spec_fires_the_reference_spikes(equivalence_report):
+    report = equivalence_report["frameworks"]
+    assert report["torch"]["spike_mismatch_fraction"] == 0.0
+    for framework in SAME_NEURON:
+        comparison = report[framework]
+        assert "error" not in comparison, comparison
+        assert comparison["equivalent"], (framework, comparison["problems"])
+        assert comparison["expected_same_spikes"]
+        assert 0.09 < comparison["spike_rate"] < 0.11
+    # What still differs is recorded: norse's surrogate and reset gradient change its weight gradient.
+    assert report["norse"]["grad_rel_diff"] > 0.1
+    assert any("SuperSpike" in d for d in report["norse"]["differences"])
+    assert report["snntorch"]["grad_rel_diff"] < 1e-3 and report["sinabs"]["grad_rel_diff"] < 1e-3
+
+
+def test_rockpool_differs_exactly_by_its_documented_reset(equivalence_report):
+    rockpool = equivalence_report["frameworks"]["rockpool"]
+    assert not rockpool["equivalent"] and not rockpool["expected_same_spikes"]
+    assert any("subtracting theta" in d for d in rockpool["differences"])
+    # Against the reference with a subtractive reset, rockpool's spikes agree.
+    assert rockpool["vs_subtract_reset_mismatch_fraction"] <= equivalence.SPIKE_TOLERANCE
+
+
+def test_equivalence_check_fails_on_a_deliberately_broken_neuron(equivalence_report):
+    broken = equivalence_report["frameworks"][equivalence.BROKEN]
+    assert not broken["equivalent"]
+    assert any("differ from the reference" in p for p in broken["problems"])
+
+
+def run_child(spec: dict, tmp_path: Path) -> dict:
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    python = training_execute.python_for(spec)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"), OMP_NUM_THREADS="1")
+    proc = subprocess.run(
+        [python, "-m", "snnbench.training.run", str(spec_path), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((tmp_path / "result.json").read_text())
+
+
+def small_spec(framework="torch", **block) -> dict:
+    from conftest import validated
+
+    exp = {
+        "name": "small",
+        "model": "snn-training",
+        "snn_training": {"frameworks": [framework], "n": [128], "T": [50], "batch": [4], "threads": 1, **block},
+    }
+    return snnconfig.expand_points(validated(exp)["experiments"][0])[0]
+
+
+def test_timing_driver_measures_a_real_training_step(tmp_path):
+    result = run_child(small_spec(), tmp_path)
+    assert result["status"] == "ok"
+    timing = result["timing"]
+    for name in ("forward_s", "backward_s", "step_s"):
+        stats = timing[name]
+        assert stats["n"] == 5 and len(stats["samples"]) == 5
+        assert stats["q1"] <= stats["median"] <= stats["q3"] and stats["iqr"] >= 0
+    assert timing["warmup"]["steps"] >= 2 and timing["warmup"]["compile_s"] >= 0
+    # forward and backward of a fresh graph each take part of a step (medians over noisy runs: loose)
+    assert timing["step_s"]["median"] > 0.5 * max(timing["forward_s"]["median"], timing["backward_s"]["median"])
+    assert result["sanity"]["passed"], result["sanity"]["problems"]
+    assert result["sanity"]["min_time_s"]["forward"] == pytest.approx(
+        2 * 50 * 4 * 128**2 / result["sanity"]["peak_flops"]
+    )
+    assert result["trainable_parameters"] == {"linear.weight": 128 * 128}
+    assert abs(result["activity"]["spike_rate"] - 0.1) < 0.01
+    assert result["memory"]["peak_rss_mb"] >= result["memory"]["rss_start_mb"] > 50
+
+
+def test_cuda_point_skips_with_no_gpu_or_runs_on_one(tmp_path):
+    spec = small_spec(devices=["cuda"])
+    present, _ = training_execute.gpu_present()
+    result = run_child(spec, tmp_path)
+    if present:
+        assert result["status"] == "ok" and result["device"]["type"] == "cuda"
+        assert result["timing"]["forward_s"]["n"] >= 20 and "cuda_max_allocated_mb" in result["memory"]
+        assert result["sanity"]["passed"], result["sanity"]["problems"]
+    else:
+        assert result["status"] == "skipped" and result["reason"].startswith("no GPU")
+
+
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory):
+    import shutil
+
+    workdir = tmp_path_factory.mktemp("training-e2e") / "snnbench"
+    ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
+    shutil.copytree(REPO, workdir, ignore=ignore)
+    for env in {FRAMEWORKS[f].environment for f in CPU_FRAMEWORKS}:
+        (workdir / f".venv-{env}").symlink_to(REPO / f".venv-{env}")
+    proc = snakemake(workdir, "--configfile", "config/experiments/snn-training-ci.yaml")
+    return workdir, proc
+
+
+def test_ci_experiment_records_every_library(ci_run):
+    workdir, _ = ci_run
+    points = pd.read_csv(workdir / "results/snn-training-ci/points.csv").set_index("framework")
+    for framework in CPU_FRAMEWORKS:
+        row = points.loc[framework]
+        assert row["status"] == "ok", row["failure_reason"]
+        assert row["valid"] and row["sanity_passed"]
+        assert row["n"] == 512 and row["T"] >= 100 and row["repetitions"] >= 5
+        assert 0 < row["forward_median_s"] and 0 < row["backward_median_s"] and 0 < row["step_median_s"]
+        assert abs(row["spike_rate"] - row["target_rate"]) < 0.1 * row["target_rate"]
+        assert row["peak_rss_mb"] > 100 and row["job_wall_s"] > 0
+    assert points.loc["sinabs-exodus", "status"] == "skipped"
+    assert "CUDA-only" in points.loc["rockpool-exodus", "failure_reason"]
+    assert "Python 3.10" in points.loc["lava-dl", "failure_reason"]
+    record = json.loads(
+        (
+            workdir / "results/snn-training-ci/norse/cpu_float32_highest_unbind/n512_T100_B10/seed1/record.json"
+        ).read_text()
+    )
+    assert record["training"]["framework"]["version"] == "1.1.0" and record["training"]["framework"]["differences"]
+
+    gpu = pd.read_csv(workdir / "results/snn-training-ci-gpu/points.csv").set_index("framework")
+    present, _ = training_execute.gpu_present()
+    if present:
+        assert gpu.loc["torch", "status"] == "ok"
+    else:
+        assert (gpu["status"] == "skipped").all()
+        assert all(reason.startswith("no GPU") for reason in gpu["failure_reason"])
+
+    everything = pd.read_csv(workdir / "results/points.csv")
+    assert set(everything["experiment"]) == {"snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"}
+
+
+def test_indexing_x_t_makes_backward_slower_than_unbind(ci_run):
+    workdir, _ = ci_run
+    loop = pd.read_csv(workdir / "results/snn-training-ci-loop/points.csv")
+    assert (loop["status"] == "ok").all()
+    backward = loop.pivot_table(index="framework", columns="loop", values="backward_median_s")
+    for framework in ("torch", "snntorch"):
+        assert backward.loc[framework, "index"] > 1.5 * backward.loc[framework, "unbind"]
+
+
+def test_ci_figures_are_made(ci_run):
+    workdir, _ = ci_run
+    for experiment in ("snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"):
+        for name in figures.FIGURES:
+            for ext in ("png", "pdf"):
+                path = workdir / f"results/{experiment}/figures/{name}.{ext}"
+                assert path.stat().st_size > 1000, path
+
+
+def test_ci_config_is_the_documented_one():
+    config = yaml.safe_load((REPO / "config/experiments/snn-training-ci.yaml").read_text())
+    block = config["experiments"][0]["snn_training"]
+    assert set(CPU_FRAMEWORKS) <= set(block["frameworks"]) and block["n"] == [512] and min(block["T"]) >= 100
