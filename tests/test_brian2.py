@@ -141,8 +141,10 @@ def test_cpp_standalone_through_the_workflow(workflow_run):
             assert rec["phases_s"]["simulate"] >= binary["binary_simulate"]
             assert binary["binary_wall"] >= binary["binary_presimulate"] + binary["binary_simulate"]
             assert rec["real_time_factor"] == pytest.approx(rec["phases_s"]["simulate"] / 0.5)
-        # One build per thread count: later seeds run the same binary.
-        assert all(records[threads, s]["simulator"]["build"]["binary_reused"] for s in SEEDS[1:])
+        # One build per thread count: the seed that runs first (any order) compiles, the others run
+        # the same binary.
+        reused = [records[threads, s]["simulator"]["build"]["binary_reused"] for s in SEEDS]
+        assert sorted(reused) == [False, True, True] or all(reused), reused  # all: built by an earlier run
         build_dirs = {records[threads, s]["simulator"]["build"]["directory"] for s in SEEDS}
         assert len(build_dirs) == 1
     # Seeds give different networks and activity; the same seed gives the same network on 1 and 2 threads.
