@@ -1,7 +1,7 @@
 """Snakemake entry (collect_experiment): records and validation results of one experiment ->
 points.csv, ranks.csv, validation.csv."""
 
-from snnbench.table import collect_tables
+from snnbench.table import collect_tables, write_table
 
 inputs = snakemake.input  # noqa: F821 (provided by Snakemake)
 points, ranks, validation = collect_tables(
@@ -11,7 +11,6 @@ points, ranks, validation = collect_tables(
     inputs.validations,
     snakemake.params.tolerance,  # noqa: F821
 )
-points.to_csv(snakemake.output.points, index=False)  # noqa: F821
-ranks.to_csv(snakemake.output.ranks, index=False, float_format="%.10g")  # noqa: F821
-# Distances and sample statistics to 6 significant digits: 24 rows per point add up.
-validation.to_csv(snakemake.output.validation, index=False, float_format="%.6g")  # noqa: F821
+write_table(points, snakemake.output.points)  # noqa: F821
+write_table(ranks, snakemake.output.ranks)  # noqa: F821
+write_table(validation, snakemake.output.validation)  # noqa: F821

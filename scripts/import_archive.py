@@ -1,6 +1,7 @@
 """Snakemake entry (import_archive): unpack an archive and collect its records again."""
 
 from snnbench import archive
+from snnbench.table import write_table
 
 points = archive.read(
     snakemake.input[0],  # noqa: F821 (provided by Snakemake)
@@ -9,6 +10,6 @@ points = archive.read(
     snakemake.params.tolerance,  # noqa: F821
     label=snakemake.wildcards.archive,  # noqa: F821
 )
-points.to_csv(snakemake.output.points, index=False)  # noqa: F821
+write_table(points, snakemake.output.points)  # noqa: F821
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     log.write(f"{len(points)} points from {snakemake.input[0]}\n")  # noqa: F821

@@ -1,10 +1,10 @@
 """Snakemake entry (plot_figure): one figure of one experiment, PNG and PDF."""
 
-import pandas as pd
 from snnbench import figures
+from snnbench.table import read_points
 from snnbench.training import figures as training_figures
 
-points = pd.read_csv(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
+points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 params = snakemake.params.figure  # noqa: F821
 png, pdf = snakemake.output.png, snakemake.output.pdf  # noqa: F821
 if "training" in params:  # an snn-training experiment: the family's own figures

@@ -28,7 +28,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from snnbench import config as snnconfig
@@ -53,7 +52,7 @@ def defaults() -> dict:
 def draw_figure(name: str, panels: list[str], points_csv: Path, stats: list[Path], out: Path) -> float:
     """One plot_figure job: read the table, draw, save PNG and PDF; returns its CPU time."""
     cpu = time.process_time()
-    points = pd.read_csv(points_csv)
+    points = table.read_points(points_csv)
     data = figures.Data(points)
     if figures.needs_distributions(panels):
         data.distributions = figures.load_distributions(stats, points)
@@ -78,9 +77,8 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
         points, ranks, long = table.collect_tables(
             paths["records"], config["activity_check"], paths["benchmarks"], paths["validations"], tolerance
         )
-        points.to_csv(out / "points.csv", index=False)
-        ranks.to_csv(out / "ranks.csv", index=False, float_format="%.10g")  # as scripts/collect_tables.py
-        long.to_csv(out / "validation.csv", index=False, float_format="%.6g")
+        for name, frame in (("points", points), ("ranks", ranks), ("validation", long)):  # as collect_tables.py
+            table.write_table(frame, out / f"{name}.csv")
         times["collect"].append(time.perf_counter() - start)
 
         start = time.perf_counter()

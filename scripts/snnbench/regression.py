@@ -17,6 +17,7 @@ import sys
 import pandas as pd
 
 from snnbench.simulators.base import PHASES
+from snnbench.table import read_points, write_table
 
 KEYS = [
     "experiment",
@@ -87,10 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.1, help="slowdown tolerance (default 0.1 = 10 %%)")
     parser.add_argument("--out", help="also write the ratios as CSV")
     args = parser.parse_args(argv)
-    ratios = compare(pd.read_csv(args.baseline), pd.read_csv(args.current), args.tolerance)
+    ratios = compare(read_points(args.baseline), read_points(args.current), args.tolerance)
     print(render(ratios, args.tolerance))
     if args.out:
-        ratios.to_csv(args.out, index=False)
+        write_table(ratios, args.out)
     return 1 if ratios["slowdown"].any() else 0
 
 

@@ -316,9 +316,9 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
                 + " "
                 + bad["statistic"]
                 + ": KS "
-                + bad["ks_reference"].map("{:.3f}".format)
+                + bad["ks_reference"].map("{:.3f}".format).astype(str)  # str also when empty
                 + " to reference > "
-                + bad["allowed"].map("{:.3f}".format)
+                + bad["allowed"].map("{:.3f}".format).astype(str)
             )
             problems.update(text.groupby(bad["path"]).agg("; ".join))
         seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
