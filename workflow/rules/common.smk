@@ -156,7 +156,7 @@ def get_validation_tolerance():
 # Only PD14 points have spikes to validate; snn-training points have a sanity check of their own.
 PD14_SPECS = [spec for spec in POINTS.values() if spec["model_name"] == "pd14"]
 REFERENCES = validation.reference_index(
-    PD14_SPECS, {experiment["name"]: experiment["simulators"] for experiment in config["experiments"]}
+    PD14_SPECS, {e["name"]: e["simulators"] for e in config["experiments"] if e.get("model", "pd14") == "pd14"}
 )
 SEED_PEERS = validation.seed_peer_index(PD14_SPECS)
 
