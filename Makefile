@@ -14,7 +14,8 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training report test lint format bench bench-slurm bench-pynn bench-brian2 rerun rerun-failed clean
+.PHONY: env training-envs run run-training report archive regression test lint format bench bench-analysis bench-slurm \
+	bench-pynn bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -65,9 +66,20 @@ run-training: env training-envs
 run: env
 	$(SNAKEMAKE) $(ARGS)
 
-## report: a self-contained HTML report of the finished experiment(s)
+## report: a self-contained HTML report of the finished experiment(s): every figure, captions, each point's provenance
 report: env
+	$(SNAKEMAKE) $(ARGS)
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
+
+## archive: pack each experiment's tables, records and provenance into results/archives/<experiment>.tar.gz
+archive: env
+	$(SNAKEMAKE) archive $(ARGS)
+
+## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
+regression: env
+	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
+	  --tolerance $(or $(TOLERANCE),$$(sed -n '/^regression:/,/^[^ ]/s/^ *tolerance: *\([0-9.]*\).*/\1/p' config/config.yaml))
 
 ## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's and the
 ## training family's tests need their environments)
@@ -87,6 +99,10 @@ format: env
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
 	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+
+## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
+bench-analysis: env
+	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
 
 ## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
 bench-slurm: env

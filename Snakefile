@@ -1,5 +1,5 @@
 # snnbench: benchmarks of spiking neuronal network simulators on the PD14 cortical microcircuit.
-# configure -> execute -> collect -> analyze; the rules are in workflow/rules/, the logic in
+# configure -> execute -> validate -> collect -> analyze; the rules are in workflow/rules/, the logic in
 # workflow/rules/common.smk and the Python package under scripts/snnbench/.
 from snakemake.utils import min_version
 
@@ -15,8 +15,10 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/configure.smk"
 include: "workflow/rules/execute.smk"
+include: "workflow/rules/validate.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/analyze.smk"
+include: "workflow/rules/archive.smk"
 include: "workflow/rules/training.smk"
 
 

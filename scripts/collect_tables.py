@@ -1,11 +1,16 @@
-"""Snakemake entry (collect_experiment): records of one experiment -> points.csv, ranks.csv."""
+"""Snakemake entry (collect_experiment): records and validation results of one experiment ->
+points.csv, ranks.csv, validation.csv."""
 
-from snnbench.table import collect
+from snnbench.table import collect_tables, write_table
 
-points, ranks = collect(
-    snakemake.input.records,  # noqa: F821 (provided by Snakemake)
+inputs = snakemake.input  # noqa: F821 (provided by Snakemake)
+points, ranks, validation = collect_tables(
+    inputs.records,
     snakemake.params.activity_check,  # noqa: F821
-    snakemake.input.benchmarks,  # noqa: F821
+    inputs.benchmarks,
+    inputs.validations,
+    snakemake.params.tolerance,  # noqa: F821
 )
-points.to_csv(snakemake.output.points, index=False)  # noqa: F821
-ranks.to_csv(snakemake.output.ranks, index=False)  # noqa: F821
+write_table(points, snakemake.output.points)  # noqa: F821
+write_table(ranks, snakemake.output.ranks)  # noqa: F821
+write_table(validation, snakemake.output.validation)  # noqa: F821

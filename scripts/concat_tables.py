@@ -1,6 +1,9 @@
-"""Snakemake entry (collect_all): one table across all experiments."""
+"""Snakemake entry (collect_all): one table across all experiments, and the tables of the
+archives read beside them (column `source`: local, or the archive's label)."""
 
 import pandas as pd
+from snnbench.table import read_points, write_table
 
-tables = [pd.read_csv(path) for path in snakemake.input.points]  # noqa: F821 (provided by Snakemake)
-pd.concat(tables, ignore_index=True).to_csv(snakemake.output.points, index=False)  # noqa: F821
+tables = [read_points(path).assign(source="local") for path in snakemake.input.points]  # noqa: F821 (Snakemake)
+tables += [read_points(path) for path in snakemake.input.imported]  # noqa: F821
+write_table(pd.concat(tables, ignore_index=True), snakemake.output.points)  # noqa: F821

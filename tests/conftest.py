@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 VENV_BIN = Path(sys.executable).parent
+# The figures every PD14 experiment gets by default: figure name -> panels (config/config.yaml).
+DEFAULT_FIGURES = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["figures"]["experiment"]
 
 
 def experiment(**overrides) -> dict:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, VENV_BIN, experiment, validated
+from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, experiment, validated
 from snnbench import config as snnconfig
 from snnbench import execute, pd14
 from snnbench.simulators.brian2_pd14 import PrerequisiteMissing, check_prerequisites
@@ -141,8 +141,10 @@ def test_cpp_standalone_through_the_workflow(workflow_run):
             assert rec["phases_s"]["simulate"] >= binary["binary_simulate"]
             assert binary["binary_wall"] >= binary["binary_presimulate"] + binary["binary_simulate"]
             assert rec["real_time_factor"] == pytest.approx(rec["phases_s"]["simulate"] / 0.5)
-        # One build per thread count: later seeds run the same binary.
-        assert all(records[threads, s]["simulator"]["build"]["binary_reused"] for s in SEEDS[1:])
+        # One build per thread count: the seed that runs first (any order) compiles, the others run
+        # the same binary.
+        reused = [records[threads, s]["simulator"]["build"]["binary_reused"] for s in SEEDS]
+        assert sorted(reused) == [False, True, True] or all(reused), reused  # all: built by an earlier run
         build_dirs = {records[threads, s]["simulator"]["build"]["directory"] for s in SEEDS}
         assert len(build_dirs) == 1
     # Seeds give different networks and activity; the same seed gives the same network on 1 and 2 threads.
@@ -156,7 +158,7 @@ def test_cpp_standalone_through_the_workflow(workflow_run):
     assert brian2["binary_reused"].sum() >= 4
     assert brian2["timer_prepare_compile_s"].notna().all()
     assert points[points["simulator"] == "nest"]["rates_agree_with_nest"].isna().all()
-    for figure in ("phases", "real_time_factor", "memory", "rates_by_simulator"):
+    for figure in DEFAULT_FIGURES:
         assert (workdir / f"results/b2/figures/{figure}.png").stat().st_size > 1000
 
 

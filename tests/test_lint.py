@@ -32,5 +32,13 @@ def test_default_experiment_dry_run():
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    for rule in ("configure_point", "execute_point", "collect_experiment", "plot_figure"):
+    for rule in (
+        "configure_point",
+        "execute_point",
+        "point_statistics",
+        "validate_point",
+        "collect_experiment",
+        "plot_figure",
+        "provenance_table",
+    ):
         assert rule in proc.stdout

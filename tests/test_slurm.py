@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, VENV_BIN, copy_workflow
+from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow
 
 pytestmark = pytest.mark.slow
 
@@ -114,7 +114,7 @@ def test_time_limit_is_recorded_and_tables_complete(shapes_run):
         ("slurm-timeout", "failed"),
     ]
     assert table["slurm_job_id"].notna().all()
-    assert (workdir / "results/slurm-ranks/figures/phases.png").exists()
+    assert all((workdir / f"results/slurm-ranks/figures/{name}.png").exists() for name in DEFAULT_FIGURES)
 
 
 def test_cancelled_point_is_failed_and_reruns_alone(cluster, tmp_path):

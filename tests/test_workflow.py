@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import VENV_BIN, snakemake
-from snnbench import figures
+from conftest import DEFAULT_FIGURES, VENV_BIN, snakemake
+from snnbench import figures, validation
 from snnbench.failed import failed_records
 
 pytestmark = pytest.mark.slow
@@ -101,11 +101,68 @@ def test_records_tables_and_figures(finished):
     assert sorted(everything["experiment"]) == ["tiny", "tiny", "tiny-timeout"]
 
     for experiment in ("tiny", "tiny-timeout"):
-        for name in figures.FIGURES:
+        for name in DEFAULT_FIGURES:
             for ext in ("png", "pdf"):
                 path = workdir / f"results/{experiment}/figures/{name}.{ext}"
                 assert path.stat().st_size > 1000, path
-    assert (workdir / "logs/execute/tiny/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1.log").exists()
+        assert (workdir / f"results/{experiment}/provenance.html").stat().st_size > 1000
+
+
+def test_validation_of_recorded_spikes(finished):
+    workdir, _, _ = finished
+    reference = OK_POINTS[0]  # the fewest VPs, lowest seed
+    for point in OK_POINTS:
+        result = json.loads((workdir / point / "validation.json").read_text())
+        assert result["checked"] and result["reference"] == reference
+        assert result["is_reference"] == (point == reference)
+        assert {(r["population"], r["statistic"]) for r in result["rows"]} == {
+            (p, s) for p in figures.pd14.POPULATIONS for s in validation.STATISTICS
+        }
+        stats, meta = validation.load(workdir / point / "stats.npz")
+        assert meta["settings"]["neurons_per_population"] == 200 and meta["reason"] is None
+        assert stats["L5I"]["rate"].size == 21  # all 21 neurons of L5I at 2 %, 200 of the others
+        assert stats["L23E"]["rate"].size == 200
+    points = pd.read_csv(workdir / "results/tiny/points.csv")
+    assert points["validation_checked"].all() and points["validation_passed"].all(), points["validation_problems"]
+    assert points.loc[0, "ks_rate_max"] == 0.0 and points.loc[1, "ks_rate_max"] > 0  # the reference vs another
+    table = pd.read_csv(workdir / "results/tiny/validation.csv")
+    assert len(table) == 2 * 8 * 3 and set(table["reference"]) == {reference}
+    failed = json.loads((workdir / FAILED_POINT / "validation.json").read_text())
+    assert not failed["checked"] and failed["reason"] == "point failed"
+
+
+def test_reference_and_tolerance_changes_rerun_no_simulation(finished):
+    """A far-off external reference run: validation is redone (cheap), simulations and spike
+    statistics are not; then a tighter tolerance only re-judges at collect time."""
+    workdir, configfile, _ = finished
+    stats, meta = validation.load(workdir / OK_POINTS[0] / "stats.npz")
+    for samples in stats.values():
+        samples["rate"] = samples["rate"] * 5 + 20.0
+        samples["cv_isi"] = samples["cv_isi"] + 1.0
+        samples["correlation"] = samples["correlation"] + 0.5
+    validation.save(stats, dict(meta, point="far-off"), workdir / "far.npz")
+    config = yaml.safe_load((workdir / configfile).read_text())
+    config["validation"] = {"references": {"tiny": "far.npz"}, "ks_margin": {"rate": 1, "cv_isi": 1, "correlation": 1}}
+    simulations = mtimes(workdir, "results/**/record.json") | mtimes(workdir, "results/**/stats.npz")
+
+    proc = snakemake(workdir, "--configfile", write_config(workdir, config, "far-loose.yaml"))
+    log = proc.stdout + proc.stderr
+    assert "validate_point" in log and "execute_point" not in log and "point_statistics" not in log
+    points = pd.read_csv(workdir / "results/tiny/points.csv")
+    assert points["valid"].all() and set(points["validation_reference"]) == {"far-off"}
+    assert (points["ks_rate_max"] > 0.9).all()
+    validations = mtimes(workdir, "results/**/validation.json")
+
+    config["validation"]["ks_margin"] = {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}
+    proc = snakemake(workdir, "--configfile", write_config(workdir, config, "far-strict.yaml"))
+    assert "validate_point" not in proc.stdout + proc.stderr
+    assert mtimes(workdir, "results/**/validation.json") == validations
+    points = pd.read_csv(workdir / "results/tiny/points.csv")
+    assert not points["valid"].any() and points["validation_problems"].str.contains("to reference >").all()
+
+    snakemake(workdir, "--configfile", configfile)  # back to the default reference and tolerance
+    assert pd.read_csv(workdir / "results/tiny/points.csv")["valid"].all()
+    assert mtimes(workdir, "results/**/record.json") | mtimes(workdir, "results/**/stats.npz") == simulations
 
 
 def test_second_run_recomputes_nothing(finished):
@@ -181,9 +238,40 @@ def test_interrupted_workflow_resumes(workflow_copy):
     assert json.loads((point / "record.json").read_text())["status"] == "ok"
 
 
-def test_report_holds_every_figure(finished):
+def test_report_holds_every_figure_and_provenance(finished):
     workdir, configfile, _ = finished
     snakemake(workdir, "--configfile", configfile, "--report", "results/report.html")
     html = (workdir / "results/report.html").read_text()
-    for figure in figures.FIGURES.values():
-        assert figure.caption.split(";")[0] in html
+    for panels in DEFAULT_FIGURES.values():
+        assert json.dumps(figures.caption(panels))[1:40] in html
+    assert html.count("Provenance of every point of experiment") >= 2
+    assert "2 points: strong scaling of PD14 at neuron scale 0.02" in html  # what was run
+
+
+def test_archive_round_trips_and_is_read_beside(finished):
+    """Pack `tiny`, read the archive back beside the local results (nothing reruns), and draw
+    one comparison figure from both tables."""
+    workdir, configfile, _ = finished
+    snakemake(workdir, "archive", "--configfile", configfile)
+    packed = workdir / "results/archives/tiny.tar.gz"
+    assert packed.stat().st_size > 1000
+    config = yaml.safe_load((workdir / configfile).read_text())
+    config["archives"] = {"copy": "results/archives/tiny.tar.gz"}
+    config["figures"] = {
+        "comparisons": [
+            {"name": "here-and-copy", "tables": ["tiny", "copy/tiny"], "panels": ["real_time_factor", "rates"]}
+        ]
+    }
+    records = mtimes(workdir, "results/**/record.json")
+    proc = snakemake(workdir, "--configfile", write_config(workdir, config, "archived.yaml"))
+    assert "execute_point" not in proc.stdout + proc.stderr and "point_statistics" not in proc.stdout + proc.stderr
+    assert mtimes(workdir, "results/**/record.json") == {
+        **records,
+        **mtimes(workdir, "results/imported/**/record.json"),
+    }
+    local = pd.read_csv(workdir / "results/tiny/points.csv")
+    copy = pd.read_csv(workdir / "results/imported/copy/points.csv")
+    pd.testing.assert_frame_equal(copy[copy["experiment"] == "tiny"].drop(columns="source"), local)
+    everything = pd.read_csv(workdir / "results/points.csv")
+    assert sorted(everything["source"].unique()) == ["copy", "local"]
+    assert (workdir / "results/comparisons/here-and-copy.png").stat().st_size > 1000

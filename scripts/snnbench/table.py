@@ -7,16 +7,25 @@ them; the record keeps the verdict it was written with.
 
 from __future__ import annotations
 
+import csv
+import functools
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
-from snnbench import activity, compare, pd14
+from snnbench import activity, compare, pd14, validation
 from snnbench.simulators.base import PHASES
 
 PHASE_COLUMNS = [f"time_{p}_s" for p in (*PHASES, "total")]
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_rates(neuron_scale: float, indegree_scale: float, input: str):
+    return pd14.reference_rates(neuron_scale, indegree_scale, input)
 
 
 def _point_columns(spec: dict) -> dict:
@@ -42,16 +51,22 @@ def _point_columns(spec: dict) -> dict:
 
 
 def read_benchmark(path: Path | None) -> dict:
-    """Snakemake's own measurement of the execute job (the second, independent timing source)."""
+    """Snakemake's own measurement of the execute job (the second, independent timing source).
+    Read with the csv module: collect reads one per point, and pandas costs a millisecond each."""
     if path is None or not Path(path).exists():
         return {}
-    bench = pd.read_csv(path, sep="\t")
-    if bench.empty:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if not rows:
         return {}
-    return {
-        "job_wall_s": float(bench["s"].iloc[-1]),
-        "job_max_rss_mb": pd.to_numeric(bench["max_rss"], errors="coerce").iloc[-1],
-    }
+
+    def number(text):
+        try:
+            return float(text)
+        except (TypeError, ValueError):
+            return np.nan
+
+    return {"job_wall_s": number(rows[-1]["s"]), "job_max_rss_mb": number(rows[-1].get("max_rss"))}
 
 
 def _outcome_columns(rec: dict) -> dict:
@@ -166,7 +181,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
 
     if rec["populations"]:
         model = spec["model"]
-        reference = pd14.reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
+        reference = _reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
         verdict = activity.verdict(rec["populations"], bounds, reference)
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
@@ -179,7 +194,8 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     ref = verdict["reference"]
     row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
     row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
-    # Sanity before performance: only plausible (or unchecked) finished runs are results.
+    # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
+    # also rules out those whose spike statistics are outside the validation tolerance.
     row["valid"] = verdict["plausible"] is not False
     return row
 
@@ -204,6 +220,27 @@ def rank_rows(rec: dict) -> list[dict]:
     return rows
 
 
+def _arrow_column(values: pd.Series) -> pa.Array:
+    try:
+        return pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one column (e.g. 2 and "2x"): as text
+        return pa.array(values.map(lambda v: None if pd.isna(v) else str(v)), from_pandas=True)
+
+
+def write_table(frame: pd.DataFrame, path) -> None:
+    """A table as CSV (booleans as true/false, empty for missing), written by Arrow: about six
+    times faster than pandas for the long tables of large experiments (24 validation rows per
+    point). Read back with read_points."""
+    columns = {str(name): _arrow_column(frame[name]) for name in frame.columns}
+    pa_csv.write_csv(pa.table(columns), path)
+
+
+def read_points(path) -> pd.DataFrame:
+    """A points.csv as written by collect. Read whole (not in chunks): sparse columns such as
+    rates_agree_with_nest (empty for most rows) would otherwise get a type per chunk."""
+    return pd.read_csv(path, low_memory=False)
+
+
 def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     """Parallel efficiency of the simulate phase against the smallest VP count of the same
     experiment, simulator and (for strong scaling) model size, from medians over seeds.
@@ -214,27 +251,95 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     points["efficiency"] = np.nan
     if "time_simulate_s" not in points:
         return points
-    valid = points[points["valid"]]
-    for _, group in valid.groupby(["experiment", "simulator"]):
-        keys = ["neuron_scale", "indegree_scale"] if group["scaling"].iloc[0] == "strong" else []
-        for _, sub in group.groupby(keys) if keys else [(None, group)]:
-            median = sub.groupby("vps")["time_simulate_s"].median()
-            v0, t0 = median.index.min(), median.loc[median.index.min()]
-            for idx, row in sub.iterrows():
-                ratio = t0 / row["time_simulate_s"]
-                points.loc[idx, "efficiency"] = ratio * v0 / row["vps"] if row["scaling"] == "strong" else ratio
+    valid = points[points["valid"].astype(bool) & points["time_simulate_s"].notna()]
+    if valid.empty:
+        return points
+    strong = valid["scaling"] == "strong"
+    # The group a point is compared within: weak scaling grows the model with the VPs.
+    group = (
+        valid["experiment"].astype(str)
+        + "|"
+        + valid["simulator"].astype(str)
+        + "|"
+        + valid["neuron_scale"].astype(str).where(strong, "")
+        + "|"
+        + valid["indegree_scale"].astype(str).where(strong, "")
+    )
+    medians = valid.groupby([group, valid["vps"]])["time_simulate_s"].median()
+    first = medians.reset_index().sort_values("vps").groupby("level_0").first()
+    v0 = group.map(first["vps"])
+    t0 = group.map(first["time_simulate_s"])
+    ratio = t0 / valid["time_simulate_s"]
+    points.loc[valid.index, "efficiency"] = ratio.where(~strong, ratio * v0 / valid["vps"])
     return points
 
 
-def collect(record_paths: list, bounds: dict, benchmark_paths: list | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _read_json(path) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def collect_tables(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    validation_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """points, ranks and validation tables of some records, with Snakemake's benchmarks and the
+    validation results (validate_point) of the same points where given. The validation verdict
+    is judged here with the current tolerance (validation.judge_table): a point outside it is
+    not valid. validation: one row per point, population and statistic."""
     benchmark_paths = benchmark_paths or [None] * len(record_paths)
-    rows, ranks = [], []
-    for path, bench in zip(record_paths, benchmark_paths, strict=True):
-        rec = json.loads(Path(path).read_text())
+    validation_paths = validation_paths or [None] * len(record_paths)
+    rows, ranks, checks = [], [], []
+    distances, distance_paths = [], []  # the long validation table: rows, and the point of each
+    for path, bench, val in zip(record_paths, benchmark_paths, validation_paths, strict=True):
+        rec = _read_json(path)
         rows.append(point_row(rec, bounds, read_benchmark(bench)))
         ranks += rank_rows(rec)
-    points = compare.add_agreement(add_efficiency(pd.DataFrame(rows)))
+        if val:
+            result = _read_json(val)
+            point = rec["point"]["path"]
+            checks.append(
+                {
+                    "path": point,
+                    "checked": result["checked"],
+                    "reason": result.get("reason"),
+                    "reference": result.get("reference"),
+                }
+            )
+            distances += result["rows"]
+            distance_paths += [point] * len(result["rows"])
+    points = pd.DataFrame(rows)
+    long = pd.DataFrame(distances).assign(path=distance_paths) if distances else pd.DataFrame()
+    if checks and tolerance is not None:
+        judged = validation.judge_table(long, pd.DataFrame(checks), tolerance)
+        points = points.join(judged, on="path")
+        points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
+    else:
+        points["validation_checked"] = False
+        points["validation_passed"] = None
+        points["validation_problems"] = "not validated"
+    points = compare.add_agreement(add_efficiency(points))
     keys = [
         k for k in ("experiment", "simulator", "vps", "device", "time_loop", "n", "T", "batch", "seed") if k in points
     ]
-    return points.sort_values(keys, ignore_index=True), pd.DataFrame(ranks)
+    points = points.sort_values(keys, ignore_index=True)
+    if not long.empty:
+        keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
+        reference = pd.DataFrame(checks).set_index("path")["reference"]
+        long = points[keys].merge(long.assign(reference=long["path"].map(reference)), on="path", how="right")
+    return points, pd.DataFrame(ranks), long
+
+
+def collect(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    validation_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """points and ranks tables (see collect_tables)."""
+    points, ranks, _ = collect_tables(record_paths, bounds, benchmark_paths, validation_paths, tolerance)
+    return points, ranks

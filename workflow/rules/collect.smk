@@ -2,9 +2,11 @@ rule collect_experiment:
     input:
         records=get_experiment_records,
         benchmarks=get_experiment_benchmarks,
+        validations=get_experiment_validations,
     output:
         points="results/{experiment}/points.csv",
         ranks="results/{experiment}/ranks.csv",
+        validation="results/{experiment}/validation.csv",
     log:
         "logs/collect/{experiment}.log",
     localrule: True
@@ -12,6 +14,7 @@ rule collect_experiment:
         "../../envs/workflow.yaml"
     params:
         activity_check=config["activity_check"],
+        tolerance=get_validation_tolerance(),
     script:
         "../../scripts/collect_tables.py"
 
@@ -19,6 +22,7 @@ rule collect_experiment:
 rule collect_all:
     input:
         points=expand("results/{experiment}/points.csv", experiment=EXPERIMENTS),
+        imported=expand("results/imported/{archive}/points.csv", archive=ARCHIVES),
     output:
         points="results/points.csv",
     log:

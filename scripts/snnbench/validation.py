@@ -1,0 +1,397 @@
+"""Validation statistics of a point's recorded spikes, and their distances to other runs.
+
+Is the simulated network the published model? Per population, on a subsample of neurons (the
+first `neurons_per_population` of each population, silent neurons included), from the spikes
+of the measured window:
+
+- per-neuron firing rates (spike count / window length, spikes/s),
+- per-neuron ISI coefficients of variation (neurons with at least `min_spikes_for_cv` spikes),
+- pairwise spike-count correlation coefficients in `bin_ms` bins (neurons that fired),
+
+computed with Elephant (Denker et al., Elephant: Electrophysiology Analysis Toolkit). Two runs
+are compared per population and statistic by the two-sample Kolmogorov-Smirnov statistic and
+the Wasserstein (earth mover's) distance (scipy.stats), as in the INM-6 reference data of the
+PD14 model and Golosio et al. 2023 (Front. Comput. Neurosci.).
+
+The verdict: a point fails validation if a KS distance to its reference run exceeds what the
+published seed-to-seed spread (`ks_margin`) and the sampling noise of the subsample explain
+together. The sampling noise is the asymptotic two-sample KS critical value
+K⁻¹(a) · sqrt((n + m) / (n m)), with n, m the neurons behind each sample (for correlations too:
+pairs of the same neurons are not independent samples) and a = `ks_alpha` / the number of
+comparisons of the point (Bonferroni: `ks_alpha` is the chance that an unbiased point is flagged).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from snnbench import pd14
+
+STATISTICS = ("rate", "cv_isi", "correlation")
+UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
+
+
+def _trains(senders: np.ndarray, times_ms: np.ndarray, ids: np.ndarray) -> list[np.ndarray]:
+    """Sorted spike times of each neuron in `ids` (empty for silent neurons)."""
+    order = np.lexsort((times_ms, senders))
+    senders, times_ms = senders[order], times_ms[order]
+    lo = np.searchsorted(senders, ids, side="left")
+    hi = np.searchsorted(senders, ids, side="right")
+    return [times_ms[a:b] for a, b in zip(lo, hi, strict=True)]
+
+
+def population_samples(
+    trains: list[np.ndarray], t_start_ms: float, t_stop_ms: float, bin_ms: float, min_spikes_for_cv: int
+) -> dict[str, np.ndarray]:
+    """Rates, ISI CVs and pairwise spike-count correlations of one population's subsample."""
+    import neo
+    import quantities as pq
+    from elephant import conversion, spike_train_correlation, statistics
+
+    duration_s = (t_stop_ms - t_start_ms) * 1e-3
+    counts = np.array([t.size for t in trains])
+    rates = counts / duration_s
+    # ISIs and CVs of all neurons in one call each: trains padded with NaN into rows.
+    enough = [t for t in trains if t.size >= max(min_spikes_for_cv, 3)]
+    cvs = np.zeros(0)
+    if enough:
+        padded = np.full((len(enough), max(t.size for t in enough)), np.nan)
+        for row, t in zip(padded, enough, strict=True):
+            row[: t.size] = t
+        cvs = np.asarray(statistics.cv(statistics.isi(padded, axis=1), axis=1, nan_policy="omit"), dtype=float)
+    active = [neo.SpikeTrain(t, t_start=t_start_ms, t_stop=t_stop_ms, units="ms") for t in trains if t.size]
+    correlations = np.zeros(0)
+    if len(active) >= 2:
+        with warnings.catch_warnings():
+            # Deprecation notices of quantities/numpy inside Elephant, and NaN coefficients of
+            # neurons whose spikes all fall in one bin (no count variance; dropped below).
+            warnings.simplefilter("ignore")
+            binned = conversion.BinnedSpikeTrain(
+                active, bin_size=bin_ms * pq.ms, t_start=t_start_ms * pq.ms, t_stop=t_stop_ms * pq.ms, tolerance=None
+            )
+            matrix = spike_train_correlation.correlation_coefficient(binned)
+        pairs = matrix[np.triu_indices(len(active), k=1)]
+        correlations = pairs[np.isfinite(pairs)]
+    return {
+        "rate": rates,
+        "cv_isi": cvs,
+        "correlation": correlations,
+        # Neurons behind each sample: the sample size of the KS critical value.
+        "rate_neurons": np.array(len(trains)),
+        "cv_isi_neurons": np.array(cvs.size),
+        "correlation_neurons": np.array(len(active) if correlations.size else 0),
+    }
+
+
+def spike_statistics(
+    senders,
+    times_ms,
+    first_ids: list[int],
+    sizes: list[int],
+    t_start_ms: float,
+    t_stop_ms: float,
+    neurons_per_population: int,
+    bin_ms: float,
+    min_spikes_for_cv: int = 3,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Per population (PD14 order): the samples of `population_samples` for the first
+    `neurons_per_population` neurons of the population (all of them in smaller ones)."""
+    senders = np.asarray(senders, dtype=np.int64)
+    times_ms = np.asarray(times_ms, dtype=float)
+    stats = {}
+    for name, first, size in zip(pd14.POPULATIONS, first_ids, sizes, strict=False):
+        ids = np.arange(first, first + min(size, neurons_per_population), dtype=np.int64)
+        trains = _trains(senders, times_ms, ids)
+        stats[name] = population_samples(trains, t_start_ms, t_stop_ms, bin_ms, min_spikes_for_cv)
+    return stats
+
+
+def save(stats: dict, meta: dict, path) -> None:
+    """One .npz: arrays `<population>/<statistic>` and the settings they were made with."""
+    arrays = {f"{pop}/{key}": value for pop, samples in stats.items() for key, value in samples.items()}
+    with open(path, "wb") as f:  # np.savez would append .npz to a path without it
+        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
+
+
+def load(path) -> tuple[dict, dict]:
+    with np.load(path) as data:
+        meta = json.loads(str(data["meta"]))
+        stats: dict[str, dict[str, np.ndarray]] = {}
+        for key in data.files:
+            if key == "meta":
+                continue
+            pop, name = key.split("/", 1)
+            stats.setdefault(pop, {})[name] = data[key]
+    return stats, meta
+
+
+def distance(sample: np.ndarray, reference: np.ndarray, min_samples: int) -> tuple[float, float]:
+    """(Kolmogorov-Smirnov statistic, Wasserstein distance) of two samples; NaN if either has
+    fewer than `min_samples` values."""
+    from scipy import stats
+
+    if min(len(sample), len(reference)) < max(min_samples, 1):
+        return math.nan, math.nan
+    return float(stats.ks_2samp(sample, reference).statistic), float(stats.wasserstein_distance(sample, reference))
+
+
+def compare(point: dict, reference: dict | None, seeds: list[dict], min_samples: int) -> list[dict]:
+    """One row per population and statistic: the point's sample (size, median), its distances
+    to the reference run and, as medians over the other seeds of the same shape, between seeds."""
+    rows = []
+    for pop, samples in point.items():
+        for stat in STATISTICS:
+            values = samples[stat]
+            row = {
+                "population": pop,
+                "statistic": stat,
+                "n_values": int(values.size),
+                "n_neurons": int(samples[f"{stat}_neurons"]),
+                "median": float(np.median(values)) if values.size else math.nan,
+                "mean": float(np.mean(values)) if values.size else math.nan,
+            }
+            if reference is not None and pop in reference:
+                ks, w = distance(values, reference[pop][stat], min_samples)
+                row.update(
+                    ks_reference=ks,
+                    wasserstein_reference=w,
+                    n_neurons_reference=int(reference[pop][f"{stat}_neurons"]),
+                )
+            between = [distance(values, other[pop][stat], min_samples) for other in seeds if pop in other]
+            between = [d for d in between if not math.isnan(d[0])]
+            row["n_seeds"] = len(between)
+            row["ks_seeds"] = float(np.median([d[0] for d in between])) if between else math.nan
+            row["wasserstein_seeds"] = float(np.median([d[1] for d in between])) if between else math.nan
+            rows.append(row)
+    return rows
+
+
+@functools.lru_cache(maxsize=1024)
+def _kolmogi(alpha: float) -> float:
+    from scipy.special import kolmogi
+
+    return float(kolmogi(alpha))
+
+
+def ks_critical(alpha: float, n: int, m: int) -> float:
+    """Asymptotic two-sample KS critical value at level alpha for samples of n and m:
+    K⁻¹(alpha) · sqrt((n + m) / (n m)), K the Kolmogorov distribution (scipy.special.kolmogi)."""
+    if min(n, m) < 1:
+        return math.inf
+    return _kolmogi(alpha) * math.sqrt((n + m) / (n * m))
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _max(a: float, b: float) -> float:
+    """The larger of two values, ignoring NaN (plain Python: collect calls this per value)."""
+    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+
+
+def verdict(validation: dict, tolerance: dict) -> dict:
+    """Judge a point's distances to its reference with the current tolerance (re-applied at
+    collect time, so changing it re-judges points without recomputing anything).
+
+    `validation` is what validate_point wrote; `tolerance` has ks_alpha and ks_margin per
+    statistic. Returns checked, passed (None when unchecked), problems, and per statistic the
+    largest KS distance to the reference and its ratio to the allowed distance."""
+    result = {"checked": False, "passed": None, "problems": [], "worst": {}}
+    if not validation.get("checked"):
+        result["problems"] = [validation.get("reason", "not validated")]
+        return result
+    result["checked"] = True
+    problems = []
+    compared = [r for r in validation["rows"] if not _missing(r.get("ks_reference"))]
+    # Bonferroni: ks_alpha is the level for the point as a whole, over all its comparisons.
+    alpha = tolerance["ks_alpha"] / max(len(compared), 1)
+    for stat in STATISTICS:
+        worst = {"ks": math.nan, "wasserstein": math.nan, "ks_seeds": math.nan, "excess": math.nan}
+        for row in validation["rows"]:
+            if row["statistic"] == stat and not _missing(row.get("ks_seeds")):
+                worst["ks_seeds"] = _max(worst["ks_seeds"], row["ks_seeds"])
+        for row in compared:
+            if row["statistic"] != stat:
+                continue
+            ks = row["ks_reference"]
+            allowed = tolerance["ks_margin"][stat] + ks_critical(alpha, row["n_neurons"], row["n_neurons_reference"])
+            worst["ks"] = _max(worst["ks"], ks)
+            worst["wasserstein"] = _max(worst["wasserstein"], row["wasserstein_reference"])
+            worst["excess"] = _max(worst["excess"], ks / allowed)
+            if ks > allowed:
+                problems.append(f"{row['population']} {stat}: KS {ks:.3f} to reference > {allowed:.3f}")
+        result["worst"][stat] = {k: float(v) for k, v in worst.items()}
+    result["problems"] = problems
+    result["passed"] = not problems
+    return result
+
+
+def _model_key(spec: dict) -> str:
+    return json.dumps(spec["model"], sort_keys=True)
+
+
+def _order(simulators: list[str]):
+    def key(p):
+        res = p["resources"]
+        return (simulators.index(p["simulator"]), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
+
+    return key
+
+
+def reference_index(points: list[dict], simulators: dict[str, list[str]]) -> dict[str, str]:
+    """The run each point is compared with by default (point path -> reference path): of the
+    same experiment's points of the same model (size, input, durations), the first simulator
+    listed, the fewest virtual processes (then nodes, ranks), the lowest seed. Chosen from the
+    config alone, before anything ran. simulators: experiment name -> its simulators in order."""
+    groups: dict = {}
+    for p in points:
+        groups.setdefault((p["experiment"], _model_key(p)), []).append(p)
+    index = {}
+    for (experiment, _), members in groups.items():
+        reference = min(members, key=_order(simulators[experiment]))["path"]
+        index.update({p["path"]: reference for p in members})
+    return index
+
+
+def seed_peer_index(points: list[dict]) -> dict[str, list[str]]:
+    """For every point, the paths of its other seeds (same experiment, simulator, resources
+    and model), in one pass."""
+    groups: dict = {}
+    for p in points:
+        key = (p["experiment"], p["simulator"], json.dumps(p["resources"], sort_keys=True), _model_key(p))
+        groups.setdefault(key, []).append(p["path"])
+    return {path: [other for other in members if other != path] for members in groups.values() for path in members}
+
+
+def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
+    """`verdict` for many points at once (collect judges thousands): rows is the long table of
+    validate_point's rows with a `path` column, meta has path, checked, reason, reference per
+    point. Returns one row per point (index path) with the columns that collect adds."""
+    from scipy.special import kolmogi
+
+    out = pd.DataFrame(index=pd.Index(meta["path"], name="path"))
+    checked = meta.set_index("path")["checked"].astype(bool)
+    out["validation_checked"] = checked
+    out["validation_reference"] = meta.set_index("path")["reference"]
+    wide_columns = [
+        f"{kind}_{stat}{suffix}"
+        for stat in STATISTICS
+        for kind, suffix in (("ks", "_max"), ("wasserstein", "_max"), ("ks_seeds", "_max"), ("validation_excess", ""))
+    ]
+    for column in wide_columns:
+        out[column] = np.nan
+    problems = pd.Series("", index=out.index, dtype=object)
+    if not rows.empty:
+        rows = rows[rows["path"].isin(checked.index[checked])]
+        compared = rows[rows["ks_reference"].notna()].copy()
+        if not compared.empty:
+            count = compared.groupby("path")["ks_reference"].transform("size")
+            alpha = tolerance["ks_alpha"] / count
+            n = compared["n_neurons"].astype(float)
+            m = compared["n_neurons_reference"].astype(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                noise = np.where((n >= 1) & (m >= 1), kolmogi(alpha) * np.sqrt((n + m) / (n * m)), np.inf)
+            margin = compared["statistic"].map(tolerance["ks_margin"]).astype(float)
+            compared["allowed"] = margin + noise
+            compared["excess"] = compared["ks_reference"] / compared["allowed"]
+            worst = compared.groupby(["path", "statistic"])[["ks_reference", "wasserstein_reference", "excess"]].max()
+            for stat in STATISTICS:
+                if stat in worst.index.get_level_values("statistic"):
+                    sub = worst.xs(stat, level="statistic")
+                    out.loc[sub.index, f"ks_{stat}_max"] = sub["ks_reference"]
+                    out.loc[sub.index, f"wasserstein_{stat}_max"] = sub["wasserstein_reference"]
+                    out.loc[sub.index, f"validation_excess_{stat}"] = sub["excess"]
+            bad = compared[compared["ks_reference"] > compared["allowed"]]
+            bad = bad.iloc[np.argsort(bad["statistic"].map(STATISTICS.index).to_numpy(), kind="stable")]
+            text = (
+                bad["population"]
+                + " "
+                + bad["statistic"]
+                + ": KS "
+                + bad["ks_reference"].map("{:.3f}".format).astype(str)  # str also when empty
+                + " to reference > "
+                + bad["allowed"].map("{:.3f}".format).astype(str)
+            )
+            problems.update(text.groupby(bad["path"]).agg("; ".join))
+        seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
+        for stat in STATISTICS:
+            if stat in seeds.index.get_level_values("statistic"):
+                sub = seeds.xs(stat, level="statistic")
+                out.loc[sub.index, f"ks_seeds_{stat}_max"] = sub
+    out["validation_passed"] = pd.Series(problems == "", dtype=object).where(checked, None)
+    reasons = meta.set_index("path")["reason"].fillna("not validated").astype(str)
+    out["validation_problems"] = problems.where(checked, reasons)
+    return out
+
+
+def figure_points(specs: list[dict]) -> list[str]:
+    """Points whose distributions a validation figure shows: the lowest seed of each simulator,
+    shape and model size (the distances panel covers every point)."""
+    first: dict = {}
+    for spec in sorted(specs, key=lambda s: s["seed"]):
+        key = (spec["experiment"], spec["simulator"], json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
+        first.setdefault(key, spec["path"])
+    return list(first.values())
+
+
+def read_spikes(path) -> tuple[np.ndarray, np.ndarray]:
+    with np.load(path) as data:
+        return data["senders"], data["times_ms"]
+
+
+def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict:
+    """Statistics of one point's spikes (Snakemake rule point_statistics); empty for failed
+    points and points that recorded no spikes, with the reason in the metadata."""
+    rec = json.loads(Path(record_path).read_text())
+    model = rec["point"]["model"]
+    meta = {"point": rec["point"]["path"], "settings": settings, "reason": None}
+    stats: dict = {}
+    if rec["status"] != "ok":
+        meta["reason"] = "point failed"
+    elif not model.get("record_spikes", True):
+        meta["reason"] = "spikes not recorded (pd14.record_spikes: false)"
+    else:
+        senders, times = read_spikes(spikes_path)
+        sizes = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).num_neurons.tolist()
+        stats = spike_statistics(
+            senders,
+            times,
+            rec["ranks"][0]["population_first_ids"],
+            sizes,
+            model["t_presim_ms"],
+            model["t_presim_ms"] + model["t_sim_ms"],
+            settings["neurons_per_population"],
+            settings["bin_ms"],
+            settings["min_spikes_for_cv"],
+        )
+    save(stats, meta, out_path)
+    return meta
+
+
+def validate_point(stats_path, reference_path, seed_paths: list, out_path, min_samples: int) -> dict:
+    """Distances of one point's statistics to its reference run and to its other seeds
+    (Snakemake rule validate_point)."""
+    stats, meta = load(stats_path)
+    result = {"point": meta["point"], "reference": None, "is_reference": False, "checked": False, "rows": []}
+    if meta["reason"]:
+        result["reason"] = meta["reason"]
+    else:
+        reference, ref_meta = load(reference_path)
+        result["reference"] = ref_meta["point"]
+        result["is_reference"] = Path(reference_path).resolve() == Path(stats_path).resolve()
+        if ref_meta["reason"]:
+            result["reason"] = f"reference run {ref_meta['point']}: {ref_meta['reason']}"
+            reference = None
+        seeds = [s for s, m in (load(p) for p in seed_paths) if not m["reason"]]
+        result["rows"] = compare(stats, reference, seeds, min_samples)
+        result["checked"] = reference is not None
+    Path(out_path).write_text(json.dumps(result, indent=1, allow_nan=True) + "\n")
+    return result

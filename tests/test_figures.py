@@ -1,0 +1,355 @@
+"""Every panel drawn from a small table with failed and invalid points: what it shows (axes,
+series, number of points, values), not only that a file exists."""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from snnbench import config as snnconfig
+from snnbench import figures, synthetic, table
+from snnbench.simulators.base import PHASES
+
+BOUNDS = {
+    "min_rate_hz": 0.05,
+    "max_rate_hz": 50.0,
+    "min_cv_isi": 0.2,
+    "max_cv_isi": 2.0,
+    "min_neurons_for_cv": 10,
+    "reference_max_rel_deviation": 0.3,
+}
+TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
+EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
+SPECS = snnconfig.expand_points(EXPERIMENT)
+FAILED = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 1)
+IMPLAUSIBLE = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 2)
+OFF_REFERENCE = next(s["path"] for s in SPECS if s["simulator"] == "brian2-cpp" and s["seed"] == 3)
+VPS = [1, 2, 4, 8]
+SERIES = ["brian2-cpp", "nest"]  # series appear in the order of the table (sorted by simulator)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    root = tmp_path_factory.mktemp("synthetic")
+    paths = synthetic.write_experiment(
+        root, EXPERIMENT, failed=[FAILED], implausible=[IMPLAUSIBLE], off_reference=[OFF_REFERENCE]
+    )
+    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    points["path"] = points["path"].map(str)
+    stats = [root / path / "stats.npz" for path in figures.validation.figure_points(SPECS)]
+    return points, stats
+
+
+@pytest.fixture
+def data(tables):
+    return figures.Data(tables[0].copy(), series="simulator")
+
+
+def draw(name, data):
+    figures.style()
+    fig, ax = plt.subplots()
+    figures.PANELS[name].draw(ax, data)
+    return fig, ax
+
+
+def series_lines(ax) -> dict[str, np.ndarray]:
+    """The lines of a seaborn line plot with markers, by legend label: label -> (x, y)."""
+    lines = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    return {label: np.array(line.get_xydata()) for label, line in zip(labels, lines, strict=False)}
+
+
+def crosses(ax) -> np.ndarray:
+    marked = [c for c in ax.collections if c.get_label() in ("failed / invalid", "outside: invalid")]
+    return np.concatenate([c.get_offsets() for c in marked]) if marked else np.zeros((0, 2))
+
+
+def medians(points, column, simulator) -> list[float]:
+    ok = points[points["valid"] & (points["simulator"] == simulator)]
+    return ok.groupby("vps")[column].median().reindex(VPS).tolist()
+
+
+def test_table_marks_failed_implausible_and_off_reference_points(tables):
+    points, _ = tables
+    by_path = points.set_index("path")
+    assert by_path.loc[FAILED, "status"] == "failed" and not by_path.loc[FAILED, "valid"]
+    assert by_path.loc[IMPLAUSIBLE, "activity_plausible"] == False  # noqa: E712 (object column)
+    assert by_path.loc[OFF_REFERENCE, "validation_passed"] == False  # noqa: E712
+    assert "KS" in by_path.loc[OFF_REFERENCE, "validation_problems"]
+    assert by_path.loc[OFF_REFERENCE, "validation_excess_rate"] > 1
+    assert points["valid"].sum() == len(points) - 3
+
+
+def test_real_time_factor(data):
+    _, ax = draw("real_time_factor", data)
+    lines = series_lines(ax)
+    assert set(lines) == {"nest", "brian2-cpp"}
+    for simulator, xy in lines.items():
+        assert list(xy[:, 0]) == VPS
+        assert xy[:, 1] == pytest.approx(medians(data.points, "real_time_factor", simulator))
+    assert ax.get_yscale() == "log" and ax.get_xlabel() == "virtual processes"
+    assert "real-time factor" in ax.get_ylabel()
+    marked = crosses(ax)
+    assert len(marked) == 3  # failed, implausible, off the reference
+    bad = data.points.set_index("path").loc[[IMPLAUSIBLE, OFF_REFERENCE], "real_time_factor"]
+    assert sorted(marked[:, 1])[1:] == pytest.approx(sorted(bad))  # the failed one sits on the axis
+
+
+def test_efficiency_is_one_at_the_fewest_vps(data):
+    _, ax = draw("efficiency", data)
+    lines = series_lines(ax)
+    assert set(lines) == {"nest", "brian2-cpp"}
+    assert lines["brian2-cpp"][0, 1] == pytest.approx(1.0, abs=0.01)  # median over seeds of T0 / T
+    assert np.all(np.diff(lines["brian2-cpp"][:, 1]) < 0)  # synthetic times have a serial part
+    assert any(line.get_linestyle() == "--" and list(line.get_ydata()) == [1.0, 1.0] for line in ax.get_lines())
+
+
+def test_memory_per_node_in_gb(data):
+    _, ax = draw("memory_per_node", data)
+    xy = series_lines(ax)["nest"]
+    expected = [m / 1024 for m in medians(data.points, "peak_rss_mb_sum", "nest")]
+    assert xy[:, 1] == pytest.approx(expected)
+    assert ax.get_ylabel() == "peak memory per node (GB)" and ax.get_ylim()[0] == 0
+
+
+def bar_stacks(ax) -> dict[str, list]:
+    """Bars by legend label (each label's colour): label -> [(x, bottom, height)]."""
+    colors = {}
+    for handle, text in zip(ax.get_legend().legend_handles, ax.get_legend().get_texts(), strict=True):
+        if hasattr(handle, "get_facecolor") and text.get_text() not in (
+            "failed / invalid",
+            *(f"{s} (shade)" for s in SERIES),
+        ):
+            colors[text.get_text()] = tuple(np.round(handle.get_facecolor(), 3))
+    stacks = {label: [] for label in colors}
+    for patch in ax.patches:
+        color = np.array(patch.get_facecolor()[:3])
+        for label, c in colors.items():
+            # The first series has the legend's colour, later ones lighter shades of it.
+            if any(np.allclose(color, figures._lighter(c[:3], j), atol=2e-3) for j in range(len(SERIES))):
+                stacks[label].append((patch.get_x() + patch.get_width() / 2, patch.get_y(), patch.get_height()))
+    return stacks
+
+
+def test_construction_and_propagation_stacked(data):
+    _, ax = draw("construction_propagation", data)
+    stacks = bar_stacks(ax)
+    assert set(stacks) == {"construction", "propagation"}
+    assert all(len(bars) == 2 * len(VPS) for bars in stacks.values())  # per VP count, one bar per simulator
+    points = data.points
+    valid = points[points["valid"]]
+    nest = valid[valid["simulator"] == "nest"]
+    construction = nest[[f"time_{p}_s" for p in figures.CONSTRUCTION]].sum(axis=1).groupby(nest["vps"]).median()
+    nest_bars = sorted(stacks["construction"])[SERIES.index("nest") :: 2]  # series in table order
+    assert [h for _, _, h in nest_bars] == pytest.approx(construction.reindex(VPS).tolist())
+    for (x1, _, h1), (x2, b2, _) in zip(sorted(stacks["construction"]), sorted(stacks["propagation"]), strict=True):
+        assert x1 == x2 and b2 == pytest.approx(h1)  # propagation sits on construction
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "8"]
+    assert len(crosses(ax)) == 3
+
+
+def test_phase_fractions_sum_to_one(data):
+    _, ax = draw("phase_fractions", data)
+    stacks = bar_stacks(ax)
+    assert list(stacks) == list(PHASES)
+    tops = {}
+    for bars in stacks.values():
+        for x, bottom, height in bars:
+            tops[round(x, 6)] = max(tops.get(round(x, 6), 0), bottom + height)
+    assert len(tops) == 2 * len(VPS) and list(tops.values()) == pytest.approx([1.0] * 8, abs=0.02)
+
+
+def test_real_time_factor_phases_without_and_with_detailed_timers(data):
+    _, ax = draw("real_time_factor_phases", data)
+    assert list(bar_stacks(ax)) == ["simulate"]
+    assert ax.get_legend().get_title().get_text() == "no detailed\ntimers recorded"
+
+    points = data.points.copy()
+    shares = {"time_update": 0.5, "time_collocate_spike_data": 0.1, "time_deliver_spike_data": 0.2}
+    for timer, share in shares.items():
+        points[f"timer_simulate_{timer}_s"] = points["time_simulate_s"] * share
+    _, ax = draw("real_time_factor_phases", figures.Data(points))
+    stacks = bar_stacks(ax)
+    assert list(stacks) == ["update", "collocate", "deliver", "other"]  # no communicate timer: not shown
+    nest_update = sorted(stacks["update"])[SERIES.index("nest") :: 2]
+    rtf = medians(points, "real_time_factor", "nest")
+    assert [h for _, _, h in nest_update] == pytest.approx([0.5 * r for r in rtf], rel=1e-6)
+    other = sorted(stacks["other"])[SERIES.index("nest") :: 2]
+    assert [h for _, _, h in other] == pytest.approx([0.2 * r for r in rtf], rel=1e-6)
+
+
+def test_time_to_solution_shows_simulate_and_total(data):
+    _, ax = draw("time_to_solution", data)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"nest", "brian2-cpp", "simulate", "all phases"} <= set(labels)
+    lines = [line for line in ax.get_lines() if line.get_marker() == "o" and len(line.get_xdata())]
+    assert len(lines) == 4  # 2 simulators x (simulate, all phases)
+    totals = sorted(max(line.get_ydata()) for line in lines)
+    assert totals[-1] == pytest.approx(
+        max(max(medians(data.points, "time_total_s", s)) for s in ("nest", "brian2-cpp"))
+    )
+
+
+def test_weak_scaling_axis_names_model_size(tmp_path):
+    exp = synthetic.experiment(name="weak", threads=(1, 2, 4), seeds=(1,), scaling="weak")
+    paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
+    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    _, ax = draw("efficiency", figures.Data(points))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1\nN=0.05", "2\nN=0.1", "4\nN=0.2"]
+    xy = series_lines(ax)["nest"]
+    times = points.set_index("vps")["time_simulate_s"]
+    assert xy[:, 1] == pytest.approx([times[1] / times[v] for v in (1, 2, 4)])  # weak: T0 / T
+
+
+def test_simulator_comparison_bars(data):
+    _, ax = draw("simulator_comparison", data)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == [*SERIES, "failed / invalid"]
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert len(bars) == 2 * len(VPS)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"1x1x{v}\nN=0.1" for v in VPS]
+    nest = sorted(bars, key=lambda p: p.get_x())[SERIES.index("nest") :: 2]
+    assert [p.get_height() for p in nest] == pytest.approx(medians(data.points, "real_time_factor", "nest"))
+    assert len(crosses(ax)) == 3
+
+
+def test_rates_with_reference(data):
+    _, ax = draw("rates", data)
+    reference = [c for c in ax.collections if c.get_label() == "reference"]
+    assert len(reference) == 1 and len(reference[0].get_offsets()) == 8
+    assert reference[0].get_offsets()[0, 1] == pytest.approx(0.402)  # NEST example reference, L23E
+    dots = sum(len(c.get_offsets()) for c in ax.collections if c.get_label() != "reference")
+    assert dots == 8 * int((data.points["status"] == "ok").sum())  # every finished point, invalid ones too
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
+
+
+def test_rates_of_many_points_as_boxes(data):
+    many = pd.concat([data.points, data.points.assign(seed=data.points["seed"] + 10)], ignore_index=True)
+    _, ax = draw("rates", figures.Data(many))
+    boxes = [p for p in ax.patches if isinstance(p, matplotlib.patches.PathPatch)]
+    assert len(boxes) == 8 * 2  # populations x simulators
+    invalid = next(c for c in ax.collections if c.get_label() == "invalid (median)")
+    bad = many[~many["valid"] & (many["status"] == "ok")]
+    assert np.asarray(invalid.get_offsets())[0, 1] == pytest.approx(bad["rate_L23E_hz"].median())
+
+
+def test_distributions_per_population(tables):
+    points, stats = tables
+    data = figures.Data(points, distributions=figures.load_distributions(stats, points))
+    # One seed per simulator and shape; the failed point (nest, 1 VP, seed 1) has no statistics.
+    assert data.distributions["path"].nunique() == 2 * len(VPS) - 1
+    _, ax = draw("rate_distribution", data)
+    boxes = [p for p in ax.patches if isinstance(p, matplotlib.patches.PathPatch)]
+    assert len(boxes) == 8 * 2  # populations x simulators
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [*SERIES, "invalid (median)"]
+    # The implausible point (nest, 2 VPs, seed 1) is left out of the boxes: its medians are crosses.
+    implausible = data.distributions[(data.distributions["path"] == IMPLAUSIBLE)]
+    medians_rate = implausible[implausible["statistic"] == "rate"].groupby("population")["value"].median()
+    marked = next(c for c in ax.collections if c.get_label() == "invalid (median)").get_offsets()
+    expected = medians_rate.reindex(list(figures.pd14.POPULATIONS)).tolist()
+    assert list(np.asarray(marked)[:, 1]) == pytest.approx(expected)
+    _, ax = draw("correlation_distribution", data)
+    assert ax.get_ylabel() == "correlation coefficient"
+    _, ax = draw("cv_isi_distribution", figures.Data(points))
+    assert ax.texts[0].get_text() == "no spike statistics"
+
+
+def test_rates_by_simulator(data):
+    from snnbench import compare
+
+    _, ax = draw("rates_by_simulator", data)
+    valid = data.points[data.points["valid"]]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    bars = {label: [p.get_height() for p in c] for label, c in zip(labels, ax.containers, strict=True)}
+    assert set(bars) == set(SERIES)
+    for simulator, heights in bars.items():
+        rates = valid[valid["simulator"] == simulator][[f"rate_{p}_hz" for p in figures.pd14.POPULATIONS]]
+        assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
+    verdict = compare.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+    word = "agrees" if verdict["brian2-cpp"] else "differs"
+    assert ax.get_title(loc="right") == f"rates vs NEST within the seed spread: brian2-cpp: {word}"
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
+
+
+def test_validation_distances(data):
+    _, ax = draw("validation_distances", data)
+    within = next(c for c in ax.collections if c.get_label() == "within tolerance")
+    outside = crosses(ax)
+    checked = int(data.points["validation_checked"].sum())
+    assert len(within.get_offsets()) + len(outside) == 3 * checked
+    assert len(outside) >= 1 and np.all(outside[:, 1] > 1)
+    assert outside[:, 0].round().astype(int).tolist().count(0) == 1  # the rate of the off-reference point
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["rate", "cv isi", "correlation"]
+
+
+def test_panels_without_valid_points_say_so(data):
+    failed = data.points.assign(status="failed", valid=False)
+    for name in ("real_time_factor", "construction_propagation", "efficiency", "simulator_comparison"):
+        _, ax = draw(name, figures.Data(failed))
+        assert "no valid points" in [t.get_text() for t in ax.texts], name
+
+
+def test_figure_layout_files_and_caption(tmp_path, data):
+    panels = ["construction_propagation", "real_time_factor", "efficiency", "memory_per_node"]
+    png, pdf = tmp_path / "f.png", tmp_path / "f.pdf"
+    fig = figures.draw(panels, data, png, pdf, title="synthetic")
+    assert fig.get_size_inches() == pytest.approx([figures.DOUBLE_COLUMN_IN, 2 * figures.ROW_HEIGHT_IN])
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["A", "B", "C", "D"]
+    assert png.read_bytes()[:4] == b"\x89PNG" and pdf.read_bytes()[:4] == b"%PDF"
+    one = figures.draw(["efficiency"], data)
+    assert one.get_size_inches()[0] == pytest.approx(figures.SINGLE_COLUMN_IN) and one.axes[0].get_title() == ""
+    assert figures.draw(["rates"], data).get_size_inches()[0] == pytest.approx(figures.DOUBLE_COLUMN_IN)
+    text = figures.caption(panels)
+    assert text.startswith("A: network construction") and "D: peak resident memory" in text
+    with pytest.raises(ValueError, match="unknown panels"):
+        figures.draw(["no_such_panel"], data)
+
+
+def test_adding_a_panel_is_one_function(data):
+    @figures.panel("number of points per simulator")
+    def points_per_simulator(ax, data):
+        counts = data.points.groupby(data.series).size()
+        ax.bar(counts.index, counts.to_numpy())
+
+    try:
+        fig = figures.draw(["points_per_simulator"], data)
+        assert [p.get_height() for p in fig.axes[0].patches] == [12, 12]
+        assert figures.caption(["points_per_simulator"]) == "Number of points per simulator."
+    finally:
+        del figures.PANELS["points_per_simulator"]
+
+
+def test_comparison_across_tables(data):
+    points = data.points
+    cluster = points.assign(real_time_factor=points["real_time_factor"] * 2)
+    both = pd.concat([points.assign(table="here"), cluster.assign(table="cluster/synthetic")], ignore_index=True)
+    _, ax = draw("real_time_factor", figures.Data(both[both["simulator"] == "nest"], series="table"))
+    lines = series_lines(ax)
+    assert set(lines) == {"here", "cluster/synthetic"}
+    assert lines["cluster/synthetic"][:, 1] == pytest.approx(2 * lines["here"][:, 1])
+
+
+def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
+    exp = synthetic.experiment(name="grid", threads=(1, 2), seeds=(1, 2))
+    exp["resources"]["ranks_per_node"] = [1, 2]
+    paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
+    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    _, ax = draw("construction_propagation", figures.Data(points))
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["1 (1x1x1)", "2 (1x1x2)", "2 (1x2x1)", "4 (1x2x2)"]
+    assert len(bar_stacks(ax)["construction"]) == 4
+    _, ax = draw("memory_per_node", figures.Data(points))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"1x1", "1x2", "2x1", "2x2"} <= set(legend)  # one line per layout of a node
+    lines = [line for line in ax.get_lines() if line.get_marker() not in ("None", "_", "") and len(line.get_xdata())]
+    two_vps = [line for line in lines if list(line.get_xdata()) == [2.0]]
+    memory = points[points["vps"] == 2].groupby("shape")["peak_rss_mb_sum"].median() / 1024
+    assert sorted(line.get_ydata()[0] for line in two_vps) == pytest.approx(sorted(memory))
