@@ -15,6 +15,16 @@ from snakemake.utils import validate
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 VENV_BIN = Path(sys.executable).parent
+# Activity bounds of the tests (config/config.yaml's activity_check, written out so that a change
+# of the defaults does not silently change what the tests expect).
+BOUNDS = {
+    "min_rate_hz": 0.05,
+    "max_rate_hz": 50.0,
+    "min_cv_isi": 0.2,
+    "max_cv_isi": 2.0,
+    "min_neurons_for_cv": 10,
+    "reference_max_rel_deviation": 0.3,
+}
 # The figures every PD14 experiment gets by default: figure name -> panels (config/config.yaml).
 DEFAULT_FIGURES = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["figures"]["experiment"]
 

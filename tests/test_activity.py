@@ -2,16 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import BOUNDS
 from snnbench import activity, pd14
 
-BOUNDS = {
-    "min_rate_hz": 0.05,
-    "max_rate_hz": 50.0,
-    "min_cv_isi": 0.2,
-    "max_cv_isi": 2.0,
-    "min_neurons_for_cv": 10,
-    "reference_max_rel_deviation": 0.3,
-}
 SIZES = [100] * 8
 FIRST_IDS = [1 + 100 * i for i in range(8)]
 

@@ -8,18 +8,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import BOUNDS
 from snnbench import config as snnconfig
 from snnbench import figures, synthetic, table
 from snnbench.simulators.base import PHASES
 
-BOUNDS = {
-    "min_rate_hz": 0.05,
-    "max_rate_hz": 50.0,
-    "min_cv_isi": 0.2,
-    "max_cv_isi": 2.0,
-    "min_neurons_for_cv": 10,
-    "reference_max_rel_deviation": 0.3,
-}
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
 EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
 SPECS = snnconfig.expand_points(EXPERIMENT)
