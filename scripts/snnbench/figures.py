@@ -466,20 +466,28 @@ def simulator_comparison(ax, data: Data) -> None:
     _legend(ax)
 
 
+def _rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
+    """One row per point and population (columns `keep`, population, rate); None without rates."""
+    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
+    if points.empty or not set(cols) <= set(points.columns):
+        return None
+    long = points.melt(id_vars=keep, value_vars=cols, var_name="population", value_name="rate")
+    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
+    return long
+
+
 @panel(
     "population rates of every finished point (invalid ones red; the spread as boxes beyond 40 points) and the "
     "published reference rates (black)",
     wide=True,
 )
 def rates(ax, data: Data) -> None:
-    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
     done = data.points[data.points["status"] == "ok"]
-    if done.empty or not set(cols) <= set(done.columns):
+    hue = data.series if done[data.series].nunique() > 1 else "shape"
+    long = _rates_long(done, [hue, "valid"])
+    if long is None:
         _no_data(ax, "no recorded rates")
         return
-    hue = data.series if done[data.series].nunique() > 1 else "shape"
-    long = done.melt(id_vars=[hue, "valid"], value_vars=cols, var_name="population", value_name="rate")
-    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
     good, bad = long[long["valid"].astype(bool)], long[~long["valid"].astype(bool)]
     order = list(pd14.POPULATIONS)
     if len(done) <= MAX_DOTS:
@@ -520,13 +528,10 @@ def rates(ax, data: Data) -> None:
 def rates_by_simulator(ax, data: Data) -> None:
     from snnbench import compare
 
-    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
-    valid = data.valid
-    if valid.empty or not set(cols) <= set(valid.columns):
+    long = _rates_long(data.valid, [data.series])
+    if long is None:
         _no_data(ax, "no valid rates")
         return
-    long = valid.melt(id_vars=[data.series], value_vars=cols, var_name="population", value_name="rate")
-    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
     sns.barplot(
         long,
         x="population",
