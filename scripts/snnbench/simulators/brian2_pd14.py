@@ -241,10 +241,11 @@ def check_prerequisites(simulator: str) -> None:
         raise PrerequisiteMissing("brian2-cuda needs the CUDA toolkit (nvcc on PATH or CUDA_PATH)")
 
 
-def curand_from_pypi(build_dir: Path) -> tuple[Path, Path] | None:
+def curand_from_pypi(build_dir: Path) -> tuple[Path, Path, Path] | None:
     """curand's headers and library from the PyPI package nvidia-curand (which installs them as
-    nvidia/cu<N>/include and lib, the library only as libcurand.so.<major>): the include folder
-    and a folder in the build directory where libcurand.so links to it, or None without it."""
+    nvidia/cu<N>/include and lib, the library only as libcurand.so.<major>): the include folder,
+    a folder in the build directory where libcurand.so links to it (for -lcurand), and the
+    package's lib folder (for the loader, which looks for libcurand.so.<major>); None without it."""
     import importlib.util
 
     spec = importlib.util.find_spec("nvidia")
@@ -260,7 +261,7 @@ def curand_from_pypi(build_dir: Path) -> tuple[Path, Path] | None:
             link = link_dir / "libcurand.so"
             if not link.exists():
                 link.symlink_to(libs[-1])
-            return header.parent, link_dir
+            return header.parent, link_dir, libs[-1].parent
     return None
 
 
@@ -570,10 +571,10 @@ class Brian2Backend(Backend):
         b2.prefs.codegen.cpp.extra_compile_args_gcc = [*gcc_args, "-std=c++17"]
         curand = curand_from_pypi(self.build_dir)
         if curand is not None:
-            include, lib = curand
+            include, link_dir, lib = curand
             nvcc_args.append(f"-I{include}")
             b2.prefs.codegen.cpp.include_dirs += [str(include)]
-            b2.prefs.codegen.cpp.library_dirs += [str(lib)]
+            b2.prefs.codegen.cpp.library_dirs += [str(link_dir)]
             b2.prefs.codegen.cpp.runtime_library_dirs += [str(lib)]
         cuda.extra_compile_args_nvcc = nvcc_args
 
