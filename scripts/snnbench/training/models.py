@@ -132,15 +132,16 @@ def _norse(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Modu
     return _freeze(FirstOutput(Lift(LIFBoxCell(params, dt=dt)))), 1.0
 
 
-def _sinabs(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Module, float]:
-    from sinabs.activation import MembraneReset, SingleSpike
-    from sinabs.layers import LIF
+def _sinabs_layer(lif_class, neuron: dict, device, dtype) -> tuple[nn.Module, float]:
+    """A sinabs-style LIF layer (sinabs.layers.LIF or its EXODUS twin, same parameters).
 
-    # With norm_input, v = alpha v + (1 - alpha) x with alpha = exp(-1 / tau_mem): tau_mem from
-    # beta. SingleSpike: at most one spike per step; MembraneReset: reset to zero. The surrogate
-    # is a gradient function of (v, threshold): the spec's arctangent.
+    With norm_input, v = alpha v + (1 - alpha) x with alpha = exp(-1 / tau_mem): tau_mem from
+    beta. SingleSpike: at most one spike per step; MembraneReset: reset to zero. The surrogate
+    is a gradient function of (v, threshold): the spec's arctangent."""
+    from sinabs.activation import MembraneReset, SingleSpike
+
     alpha = neuron["surrogate_alpha"]
-    layer = LIF(
+    layer = lif_class(
         tau_mem=tau_mem_steps(neuron["beta"]),
         spike_threshold=neuron["threshold"],
         spike_fn=SingleSpike,
@@ -149,6 +150,12 @@ def _sinabs(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Mod
         norm_input=True,
     ).to(device=device, dtype=dtype)
     return _freeze(FromRest(layer, layer.reset_states)), 1.0
+
+
+def _sinabs(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Module, float]:
+    from sinabs.layers import LIF
+
+    return _sinabs_layer(LIF, neuron, device, dtype)
 
 
 def _spikingjelly(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Module, float]:
@@ -210,22 +217,12 @@ def _rockpool(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.M
 
 
 def _sinabs_exodus(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Module, float]:
-    from sinabs.activation import MembraneReset, SingleSpike
     from sinabs.exodus.layers import LIF
 
     # The same parameterisation as sinabs.layers.LIF, computed by EXODUS's CUDA kernels over the
     # whole sequence. Not run on this project's CPU machines (written against sinabs-exodus'
     # documented API; check the equivalence test's output on a GPU).
-    alpha = neuron["surrogate_alpha"]
-    layer = LIF(
-        tau_mem=tau_mem_steps(neuron["beta"]),
-        spike_threshold=neuron["threshold"],
-        spike_fn=SingleSpike,
-        reset_fn=MembraneReset(),
-        surrogate_grad_fn=lambda v, threshold: lif.atan_surrogate(v, threshold, alpha),
-        norm_input=True,
-    ).to(device=device, dtype=dtype)
-    return _freeze(FromRest(layer, layer.reset_states)), 1.0
+    return _sinabs_layer(LIF, neuron, device, dtype)
 
 
 def _rockpool_exodus(neuron: dict, n: int, time_loop: str, device, dtype) -> tuple[nn.Module, float]:
