@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
@@ -258,6 +259,20 @@ def run_simulate(spec: dict, point: Path) -> tuple[dict, Path]:
     return json.loads((point / "out" / "rank0.json").read_text()), point / "out"
 
 
+def interleaved_pairs(specs: list[dict], simulators: tuple[str, ...], run: Callable[[dict], dict]) -> list[dict]:
+    """The points of one seed as a pair, run one after the other: `simulators` in order in even
+    pairs, reversed in odd ones (neither always meets a cold or a warm machine). One row per
+    seed: seed, which ran first, and each simulator's result."""
+    by_seed: dict = {}
+    for spec in specs:
+        by_seed.setdefault(spec["seed"], {})[spec["simulator"]] = spec
+    rows = []
+    for i, (seed, pair) in enumerate(sorted(by_seed.items())):
+        order = simulators if i % 2 == 0 else simulators[::-1]
+        rows.append({"seed": seed, "first": order[0], **{simulator: run(pair[simulator]) for simulator in order}})
+    return rows
+
+
 def run_ours(spec: dict, tmp: Path) -> dict:
     """Our PD14 on NEST, bare: `python -m snnbench.simulate`, one fresh process."""
     rank, _ = run_simulate(spec, tmp / f"ours-seed{spec['seed']}")
@@ -346,15 +361,9 @@ def run_front_end(spec: dict, tmp: Path) -> dict:
 
 def bench_pynn(args: argparse.Namespace, tmp: Path) -> list[str]:
     """3: PyNN on NEST vs PyNEST, interleaved pairs with the same seed, per phase."""
-    specs = expand_points(bench_config(args, simulators=("nest", "pynn-nest"))["experiments"][0])
-    by_seed = {}
-    for spec in specs:
-        by_seed.setdefault(spec["seed"], {})[spec["simulator"]] = spec
-    rows = []
-    for i, (seed, pair) in enumerate(sorted(by_seed.items())):
-        order = ("nest", "pynn-nest") if i % 2 == 0 else ("pynn-nest", "nest")
-        runs = {simulator: run_front_end(pair[simulator], tmp) for simulator in order}
-        rows.append({"seed": seed, "first": order[0], **runs})
+    simulators = ("nest", "pynn-nest")
+    specs = expand_points(bench_config(args, simulators=simulators)["experiments"][0])
+    rows = interleaved_pairs(specs, simulators, lambda spec: run_front_end(spec, tmp))
 
     print("\n3. PyNN on NEST vs PyNEST, bare processes, interleaved pairs (same seed within a pair)")
     print(

@@ -15,7 +15,6 @@ binary's own timer (see snnbench.simulators.brian2_pd14); NEST's is the wall tim
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from statistics import median
 
 from snakemake.utils import validate
 
-from snnbench.bench import child_env, run_checked
+from snnbench.bench import interleaved_pairs, run_simulate
 from snnbench.config import CONFIG_SCHEMA, expand_points
 from snnbench.simulators import EnvironmentMissing, python_for
 
@@ -71,13 +70,7 @@ def specs(args: argparse.Namespace) -> list[dict]:
 
 
 def run(spec: dict, tmp: Path) -> dict:
-    point = tmp / f"{spec['simulator']}-seed{spec['seed']}"
-    point.mkdir()
-    (point / "spec.json").write_text(json.dumps(spec))
-    threads = spec["resources"]["threads_per_rank"]
-    command = [python_for(spec), "-m", "snnbench.simulate", point / "spec.json", point / "out"]
-    run_checked(command, point / "simulate.log", env=child_env(threads))
-    rank = json.loads((point / "out" / "rank0.json").read_text())
+    rank, _ = run_simulate(spec, tmp / f"{spec['simulator']}-seed{spec['seed']}")
     timers = rank["simulator_timers_s"].get("prepare", {})
     return {
         "simulate": rank["phases_s"]["simulate"],
@@ -102,15 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.t_presim:g} + {args.t_sim:g} ms, {args.reps} pair(s), {os.cpu_count()} cpu(s), "
         f"load {os.getloadavg()[0]:.2f}"
     )
-    by_seed = {}
-    for spec in points:
-        by_seed.setdefault(spec["seed"], {})[spec["simulator"]] = spec
-    rows = []
     with tempfile.TemporaryDirectory(prefix="snnbench-bench-brian2-") as tmp:
-        for k, (seed, pair) in enumerate(sorted(by_seed.items())):
-            order = SIMULATORS if k % 2 == 0 else SIMULATORS[::-1]
-            result = {name: run(pair[name], Path(tmp)) for name in order}
-            rows.append({"seed": seed, "first": order[0], **result})
+        rows = interleaved_pairs(points, SIMULATORS, lambda spec: run(spec, Path(tmp)))
     print(
         f"\n{'seed':>6}  {'first':>10}  {'NEST sim s':>10}  {'Brian2 sim s':>12}  {'NEST RTF':>8}  "
         f"{'Brian2 RTF':>10}  {'Brian2 build s':>14}  {'reused':>6}  {'synapses N/B':>17}"
