@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,24 @@ def validated(*experiments) -> dict:
     return config
 
 
+def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
+    """The first point of a validated config, run in `tmp_path` as the execute rule runs it
+    (child process, failures recorded); returns its record."""
+    from snnbench import config as snnconfig
+    from snnbench import execute
+
+    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    return execute.run_point(
+        tmp_path / "spec.json",
+        tmp_path / "record.json",
+        tmp_path / "spikes.npz",
+        tmp_path / "log",
+        cfg["activity_check"],
+        limit_s,
+    )
+
+
 def copy_workflow(parent: Path) -> Path:
     """The workflow's files (no results, environments or Snakemake state) in a fresh folder.
     Environments other than .venv are linked, so points find them as in the repo."""
@@ -67,14 +86,14 @@ def workflow_copy(tmp_path) -> Path:
     return copy_workflow(tmp_path)
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, check: bool = True, timeout_s: float = 900) -> subprocess.CompletedProcess:
     """Run the real Snakemake with the local profile in `workdir`."""
     proc = subprocess.run(
         [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", *args],
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout_s,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")

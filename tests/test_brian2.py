@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, experiment, validated
-from snnbench import config as snnconfig
-from snnbench import execute, pd14
+from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
+from snnbench import pd14
 from snnbench.simulators.brian2_pd14 import PrerequisiteMissing, check_prerequisites
 
 BRIAN2_ENV = REPO / ".venv-brian2"
@@ -63,16 +61,7 @@ def run_one(tmp_path: Path, simulator: str, seed: int = 1, threads: int = 1, lim
     cfg = validated(
         experiment(simulators=[simulator], resources={"threads_per_rank": [threads]}, pd14=TINY, seeds=[seed], **extra)
     )
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    return execute.run_point(
-        tmp_path / "spec.json",
-        tmp_path / "record.json",
-        tmp_path / "spikes.npz",
-        tmp_path / "log",
-        cfg["activity_check"],
-        limit_s,
-    )
+    return run_first_point(tmp_path, cfg, limit_s)
 
 
 # --- cpp_standalone through the workflow, beside NEST ------------------------------------------
@@ -80,12 +69,7 @@ def run_one(tmp_path: Path, simulator: str, seed: int = 1, threads: int = 1, lim
 
 @pytest.fixture(scope="module")
 def workflow_run(tmp_path_factory):
-    import shutil
-
-    workdir = tmp_path_factory.mktemp("brian2-e2e") / "snnbench"
-    ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
-    shutil.copytree(REPO, workdir, ignore=ignore)
-    (workdir / ".venv-brian2").symlink_to(BRIAN2_ENV)  # the point's environment, as `make env-brian2` makes it
+    workdir = copy_workflow(tmp_path_factory.mktemp("brian2-e2e"))  # links .venv-brian2, the points' environment
     config = {
         "experiments": [
             {
@@ -101,14 +85,7 @@ def workflow_run(tmp_path_factory):
     }
     (workdir / "config" / "b2.yaml").write_text(yaml.safe_dump(config))
     # Not conftest's 15-minute limit: the first run compiles PD14 twice (1 and 2 threads).
-    proc = subprocess.run(
-        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--configfile", "config/b2.yaml"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    snakemake(workdir, "--configfile", "config/b2.yaml", timeout_s=3600)
     return workdir
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import experiment, validated
+from conftest import experiment, run_first_point, validated
 from snnbench import config as snnconfig
 from snnbench import execute, simulators
 
@@ -97,16 +97,7 @@ def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
 def test_failed_point_still_writes_a_valid_record(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     cfg = validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    rec = execute.run_point(
-        tmp_path / "spec.json",
-        tmp_path / "record.json",
-        tmp_path / "spikes.npz",
-        tmp_path / "log",
-        cfg["activity_check"],
-        60,
-    )
+    rec = run_first_point(tmp_path, cfg, 60)
     assert rec["status"] == "failed" and "MPI launcher" in rec["failure"]["reason"]
     assert json.loads((tmp_path / "record.json").read_text())["status"] == "failed"
     assert (tmp_path / "spikes.npz").exists()

@@ -10,9 +10,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, experiment, validated
-from snnbench import config as snnconfig
-from snnbench import execute, pd14
+from conftest import REPO, experiment, run_first_point, validated
+from snnbench import pd14
 
 pytestmark = pytest.mark.slow
 SEEDS = (55, 56)
@@ -27,16 +26,7 @@ def ours(seed, tmp_path):
             seeds=[seed],
         )
     )
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    rec = execute.run_point(
-        tmp_path / "spec.json",
-        tmp_path / "record.json",
-        tmp_path / "s.npz",
-        tmp_path / "log",
-        cfg["activity_check"],
-        600,
-    )
+    rec = run_first_point(tmp_path, cfg, 600)
     assert rec["status"] == "ok", rec["failure"]
     return rec["network"]["num_synapses"], rec["activity"]["rates_hz"]
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, experiment, validated
+from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import config as snnconfig
-from snnbench import execute, figures, pd14, simulators
+from snnbench import figures, pd14, simulators
 
 ENV = {"PYTHONPATH": str(REPO / "scripts"), "OMP_NUM_THREADS": "1"}
 
@@ -126,19 +126,10 @@ PYNN_POINTS = [f"results/mixed/pynn-nest/nodes1_ranks1_threads{t}/N0.01_K0.1/see
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("pynn") / "snnbench"
-    ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
-    shutil.copytree(REPO, workdir, ignore=ignore)
+    workdir = copy_workflow(tmp_path_factory.mktemp("pynn"))
     (workdir / "config" / "mixed.yaml").write_text(yaml.safe_dump({"experiments": [MIXED]}))
     # conftest's snakemake() allows 15 min; two PyNN points on a shared machine may need more.
-    proc = subprocess.run(
-        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--configfile", "config/mixed.yaml"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=2700,
-    )
-    assert proc.returncode == 0, proc.stderr[-5000:]
+    snakemake(workdir, "--configfile", "config/mixed.yaml", timeout_s=2700)
     return workdir
 
 
@@ -193,16 +184,7 @@ def test_mixed_experiment_tables_and_figures_show_both_simulators(mixed):
 def test_two_mpi_ranks(tmp_path):
     resources = {"ranks_per_node": [2], "threads_per_rank": [1]}
     cfg = validated(dict(MIXED, name="mpi", simulators=["pynn-nest"], resources=resources))
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
-    rec = execute.run_point(
-        tmp_path / "spec.json",
-        tmp_path / "record.json",
-        tmp_path / "s.npz",
-        tmp_path / "log",
-        cfg["activity_check"],
-        1200,
-    )
+    rec = run_first_point(tmp_path, cfg, 1200)
     assert rec["status"] == "ok", rec["failure"]
     assert [r["rank"] for r in rec["ranks"]] == [0, 1]
     assert rec["activity"]["plausible"], rec["activity"]["problems"]
