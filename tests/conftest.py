@@ -29,6 +29,15 @@ BOUNDS = {
 # The figures every PD14 experiment gets by default: figure name -> panels (config/config.yaml).
 DEFAULT_FIGURES = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["figures"]["experiment"]
 
+# A tiny PD14 experiment for end-to-end runs of the workflow (seconds per point on 2 cores).
+TINY = {
+    "simulators": ["nest"],
+    "scaling": "strong",
+    "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
+    "seeds": [1],
+    "time_limit_min": 5,
+}
+
 
 def experiment(**overrides) -> dict:
     exp = {

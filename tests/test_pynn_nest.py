@@ -192,5 +192,8 @@ def test_two_mpi_ranks(tmp_path):
     # equal numbers of targets per rank: measured here, 2 ranks created 296 711 of 298 883
     # synapses (N = 0.02, K = 0.1). The record shows both numbers; this marks the known loss.
     created, expected = rec["network"]["num_synapses"], rec["network"]["expected_synapses"]
+    # It loses about 1/size of a projection where a population size is odd (0.7 % here), and
+    # never creates more than asked.
+    assert 0.98 * expected <= created <= expected, (created, expected)
     if created != expected:
         pytest.xfail(f"PyNN 0.13 FixedTotalNumberConnector over 2 MPI ranks: {created} of {expected} synapses")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -12,20 +13,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow
+from conftest import DEFAULT_FIGURES, REPO, TINY, VENV_BIN, copy_workflow
 
 pytestmark = pytest.mark.slow
 
 CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
 # Poll the scheduler every few seconds instead of the profile's site-friendly defaults.
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2", "--seconds-between-status-checks", "2"]
-TINY = {
-    "simulators": ["nest"],
-    "scaling": "strong",
-    "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
-    "seeds": [1],
-    "time_limit_min": 5,
-}
 
 
 def point(experiment: str, ranks: int, threads: int) -> str:
@@ -49,7 +43,9 @@ def sacct_state(job_id: str) -> str:
 def cluster():
     if os.geteuid() != 0:
         pytest.skip("the local SLURM cluster needs root (daemons, /etc/slurm)")
-    was_running = subprocess.run(["scontrol", "ping"], capture_output=True).returncode == 0
+    # On a fresh machine SLURM is not installed yet: cluster.sh installs it.
+    scontrol = shutil.which("scontrol")
+    was_running = scontrol is not None and subprocess.run([scontrol, "ping"], capture_output=True).returncode == 0
     subprocess.run([str(CLUSTER), "start"], check=True, capture_output=True)
     yield
     if not was_running:

@@ -16,19 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, VENV_BIN, snakemake
+from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
 from snnbench import figures, validation
 from snnbench.failed import failed_records
 
 pytestmark = pytest.mark.slow
 
-TINY = {
-    "simulators": ["nest"],
-    "scaling": "strong",
-    "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
-    "seeds": [1],
-    "time_limit_min": 5,
-}
 CONFIG = {
     "experiments": [
         dict(TINY, name="tiny", resources={"threads_per_rank": [1, 2]}),
