@@ -45,7 +45,7 @@ def experiment(**overrides) -> dict:
         "simulators": ["nest"],
         "scaling": "strong",
         "resources": {"threads_per_rank": [1, 2]},
-        "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
+        "pd14": dict(TINY["pd14"]),
         "seeds": [1],
     }
     exp.update(overrides)
