@@ -23,11 +23,12 @@ def test_clean(command):
         assert "Congratulations" in proc.stdout + proc.stderr
 
 
-def test_default_experiment_dry_run():
-    """The default experiment (`make run`) plans configure, execute, collect and analyze jobs."""
+def test_default_experiment_dry_run(workflow_copy):
+    """The default experiment (`make run`) plans configure, execute, collect and analyze jobs (in a
+    copy without results, so that a finished `make run` in the checkout leaves nothing to plan)."""
     proc = subprocess.run(
-        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--dry-run", "--directory", str(REPO)],
-        cwd=REPO,
+        [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--dry-run"],
+        cwd=workflow_copy,
         capture_output=True,
         text=True,
     )
