@@ -1,13 +1,16 @@
 # snnbench: `make run` runs the default experiment, `make test` runs the tests.
 # Environments live at the repo root: .venv (workflow, NEST, PyNN, tests); later simulators whose
-# pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml.
+# pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml, with the
+# snnbench package itself installed editable (pyproject.toml; it brings no dependencies).
 PYTHON ?= python3
 VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
 PROFILE ?= local
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
-# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml).
+# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml); tested
+# equal to the frameworks' registry (snnbench.training.spec.FRAMEWORKS).
 TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
+INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 # The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
 # are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
 # must not be installed, e.g. ones that pull another torch build; see envs/norse.yaml).
@@ -19,7 +22,7 @@ pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/
 
 env: $(VENV)/.installed
 
-$(VENV)/.installed: $(ENVS)
+$(VENV)/.installed: $(ENVS) pyproject.toml
 	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && apt-get install -y -qq python3-venv; \
@@ -27,6 +30,7 @@ $(VENV)/.installed: $(ENVS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet $(call pip_pins,$(ENVS))
+	$(call INSTALL_SNNBENCH,$(VENV))
 	touch $@
 
 # Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
@@ -36,7 +40,7 @@ env-%: .venv-%/.installed ;
 # Not an intermediate file: make must not delete it after building the environment.
 .PRECIOUS: .venv-%/.installed
 
-.venv-%/.installed: envs/%.yaml
+.venv-%/.installed: envs/%.yaml pyproject.toml
 	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
 	python=$$(for p in $$(command -v python$$version) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | sort -V -r); do \
 	  $$p -c '' 2>/dev/null && echo $$p && break; done); \
@@ -45,14 +49,16 @@ env-%: .venv-%/.installed ;
 	.venv-$*/bin/pip install --quiet --upgrade pip
 	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
 	$(if $(call pip_nodeps,$<),.venv-$*/bin/pip install --quiet --no-deps $(call pip_nodeps,$<))
+	$(call INSTALL_SNNBENCH,.venv-$*)
 	touch $@
 
 # NEST with MPI (points with more than one rank): built from the sdist once per machine.
-.venv-nest-mpi/.installed: envs/nest-mpi.yaml scripts/install_nest_mpi.sh
+.venv-nest-mpi/.installed: envs/nest-mpi.yaml scripts/install_nest_mpi.sh pyproject.toml
 	$(PYTHON) -m venv .venv-nest-mpi
 	.venv-nest-mpi/bin/pip install --quiet --upgrade pip
 	.venv-nest-mpi/bin/pip install --quiet $(call pip_pins,envs/nest-mpi.yaml)
 	scripts/install_nest_mpi.sh .venv-nest-mpi
+	$(call INSTALL_SNNBENCH,.venv-nest-mpi)
 	touch $@
 
 ## training-envs: the environments of the snn-training family's CPU-capable libraries
@@ -78,8 +84,8 @@ archive: env
 ## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
 regression: env
 	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
-	  --tolerance $(or $(TOLERANCE),$$(sed -n '/^regression:/,/^[^ ]/s/^ *tolerance: *\([0-9.]*\).*/\1/p' config/config.yaml))
+	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
+	  $(if $(TOLERANCE),--tolerance $(TOLERANCE))
 
 ## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's and the
 ## training family's tests need their environments)
@@ -98,24 +104,24 @@ format: env
 
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench $(ARGS)
+	$(VENV)/bin/python -m snnbench.bench $(ARGS)
 
 ## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
 bench-analysis: env
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
+	$(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
 
 ## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
 bench-slurm: env
 	tests/slurm/cluster.sh start
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
+	$(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
 
 ## bench-pynn: PyNN on NEST against PyNEST on the same points: per phase (ratio of medians), synapses, rates
 bench-pynn: env
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
+	$(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
 
 ## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
 bench-brian2: env env-brian2
-	PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
+	$(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env
@@ -124,7 +130,7 @@ rerun: env
 
 ## rerun-failed: recompute every point whose record says failed
 rerun-failed: env
-	@failed="$$(PYTHONPATH=scripts $(VENV)/bin/python -m snnbench.failed)"; \
+	@failed="$$($(VENV)/bin/python -m snnbench.failed)"; \
 	if [ -z "$$failed" ]; then echo "no failed points"; else $(SNAKEMAKE) $(ARGS) --forcerun $$failed; fi
 
 clean:

@@ -19,7 +19,6 @@ include: "workflow/rules/validate.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/analyze.smk"
 include: "workflow/rules/archive.smk"
-include: "workflow/rules/training.smk"
 
 
 localrules:

@@ -8,7 +8,7 @@ points, ranks, validation = collect_tables(
     inputs.records,
     snakemake.params.activity_check,  # noqa: F821
     inputs.benchmarks,
-    inputs.validations,
+    inputs.collected,
     snakemake.params.tolerance,  # noqa: F821
 )
 write_table(points, snakemake.output.points)  # noqa: F821

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from snakemake.utils import validate
+from snnbench.config import schema_default
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -26,8 +26,8 @@ BOUNDS = {
     "min_neurons_for_cv": 10,
     "reference_max_rel_deviation": 0.3,
 }
-# The figures every PD14 experiment gets by default: figure name -> panels (config/config.yaml).
-DEFAULT_FIGURES = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["figures"]["experiment"]
+# The figures every PD14 experiment gets by default: figure name -> panels (the schema's default).
+DEFAULT_FIGURES = schema_default("figures", "experiment")
 
 # A tiny PD14 experiment for end-to-end runs of the workflow (seconds per point on 2 cores).
 TINY = {

@@ -5,9 +5,13 @@ import numpy as np
 import pytest
 from conftest import experiment, validated
 from snnbench import config as snnconfig
-from snnbench import pd14
+from snnbench import families, pd14
 from snnbench.simulators import SIMULATORS, environment_for
 from snnbench.simulators.brian2_pd14 import delay_bins, draw_projections, initial_potentials, redraw_normal
+
+
+def gpus_of(spec: dict) -> int:
+    return families.of_spec(spec).resources(spec, {})["gpu"]
 
 
 def assert_binning_exact_partition(steps: np.ndarray, bins) -> None:
@@ -109,8 +113,8 @@ def test_brian2_points_get_their_environment_gpus_and_options():
     )
     specs = {s["simulator"]: s for s in snnconfig.expand_points(validated(exp)["experiments"][0])}
     assert "gpus" not in specs["nest"]["resources"] and "simulator_options" not in specs["nest"]
-    assert snnconfig.point_gpus(specs["nest"]) == 0 and snnconfig.point_gpus(specs["brian2-cpp"]) == 0
-    assert snnconfig.point_gpus(specs["brian2-genn"]) == 1 and snnconfig.point_gpus(specs["brian2-cuda"]) == 1
+    assert gpus_of(specs["nest"]) == 0 and gpus_of(specs["brian2-cpp"]) == 0
+    assert gpus_of(specs["brian2-genn"]) == 1 and gpus_of(specs["brian2-cuda"]) == 1
     assert specs["brian2-genn"]["simulator_options"]["delay_bins"] == 8
     assert specs["brian2-cpp"]["path"] == "results/unit/brian2-cpp/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
     assert {environment_for(s) for s in specs.values()} == {"nest", "brian2", "brian2genn", "brian2cuda"}

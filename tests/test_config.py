@@ -8,6 +8,7 @@ from conftest import REPO, SCHEMA, experiment, validated
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snnbench import config as snnconfig
+from snnbench.families.pd14 import fmt_scale
 
 
 @pytest.mark.parametrize(
@@ -106,7 +107,7 @@ def test_spec_does_not_change_when_unrelated_settings_change():
 
 
 def test_fmt_scale():
-    assert [snnconfig.fmt_scale(x) for x in (1, 1.0, 0.1, 0.02, 0.01 * 3, 2.5)] == [
+    assert [fmt_scale(x) for x in (1, 1.0, 0.1, 0.02, 0.01 * 3, 2.5)] == [
         "1",
         "1",
         "0.1",

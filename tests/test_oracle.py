@@ -39,7 +39,7 @@ def reference(seed, tmp_path):
         check=True,
         capture_output=True,
         cwd=REPO,
-        env={"PYTHONPATH": str(REPO / "scripts"), "OMP_NUM_THREADS": "1", "PATH": ""},
+        env={"OMP_NUM_THREADS": "1", "PATH": ""},
     )
     result = json.loads(out.read_text())
     return result["num_synapses"], result["rates_hz"]

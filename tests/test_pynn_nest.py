@@ -17,18 +17,18 @@ import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import config as snnconfig
-from snnbench import figures, pd14, simulators
+from snnbench import environments, figures, pd14, simulators
 
-ENV = {"PYTHONPATH": str(REPO / "scripts"), "OMP_NUM_THREADS": "1"}
+ENV = {"OMP_NUM_THREADS": "1"}
 
 
 def test_pynn_points_run_in_the_main_environment_or_nest_mpi(tmp_path):
     cfg = validated(experiment(simulators=["pynn-nest"], resources={"ranks_per_node": [1, 2], "threads_per_rank": [1]}))
     one_rank, two_ranks = snnconfig.expand_points(cfg["experiments"][0])
-    assert simulators.environment_for(one_rank) == "pynn-nest" and "pynn-nest" in simulators.MAIN_ENVIRONMENTS
+    assert simulators.environment_for(one_rank) == "pynn-nest" and "pynn-nest" in environments.MAIN
     assert simulators.python_for(one_rank, repo=tmp_path) == sys.executable
     assert simulators.environment_for(two_ranks) == "nest-mpi"  # the lead's MPI build, with PyNN's pins
-    assert simulators.conda_env_file(one_rank).endswith("envs/pynn-nest.yaml")
+    assert environments.conda_file(simulators.environment_for(one_rank)).endswith("envs/pynn-nest.yaml")
     assert (REPO / "envs" / "pynn-nest.yaml").exists()
 
 

@@ -13,7 +13,7 @@ from conftest import SCHEMA, experiment, validated
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snnbench import config as snnconfig
-from snnbench import record, table
+from snnbench import gpu, record, table
 from snnbench.training import equivalence, figures, sanity
 from snnbench.training import execute as training_execute
 from snnbench.training import spec as training_spec
@@ -102,7 +102,7 @@ def test_skip_reasons():
 
 
 def test_cuda_point_without_gpu_is_recorded_as_skipped(tmp_path):
-    present, _ = training_execute.gpu_present()
+    present, _ = gpu.present()
     if present:
         pytest.skip("this machine has a GPU: the point would run")
     spec = point(device="cuda")

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import REPO, snakemake
 from snnbench import config as snnconfig
+from snnbench import gpu
 from snnbench.training import equivalence, figures
 from snnbench.training import execute as training_execute
 from snnbench.training.spec import FRAMEWORKS
@@ -64,7 +65,7 @@ def run_child(spec: dict, tmp_path: Path) -> dict:
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     python = training_execute.python_for(spec)
-    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"), OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run(
         [python, "-m", "snnbench.training.run", str(spec_path), str(tmp_path)],
         capture_output=True,
@@ -109,7 +110,7 @@ def test_timing_driver_measures_a_real_training_step(tmp_path):
 
 def test_cuda_point_skips_with_no_gpu_or_runs_on_one(tmp_path):
     spec = small_spec(devices=["cuda"])
-    present, _ = training_execute.gpu_present()
+    present, _ = gpu.present()
     result = run_child(spec, tmp_path)
     if present:
         assert result["status"] == "ok" and result["device"]["type"] == "cuda"
@@ -154,7 +155,7 @@ def test_ci_experiment_records_every_library(ci_run):
     assert record["training"]["framework"]["version"] == "1.1.0" and record["training"]["framework"]["differences"]
 
     gpu = pd.read_csv(workdir / "results/snn-training-ci-gpu/points.csv").set_index("framework")
-    present, _ = training_execute.gpu_present()
+    present, _ = gpu.present()
     if present:
         assert gpu.loc["torch", "status"] == "ok"
     else:

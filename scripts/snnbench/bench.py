@@ -3,7 +3,7 @@ with INM-6's reference implementation. Not a test: it measures and prints, and s
 against the goals below. Run from the repository root:
 
     make bench ARGS="--reps 3"
-    PYTHONPATH=scripts .venv/bin/python -m snnbench.bench [--reps N] [--scale S] [--threads T]
+    .venv/bin/python -m snnbench.bench [--reps N] [--scale S] [--threads T]
 
 It measures, at one model size (neuron scale S, in-degree scale K), one thread count and `reps` seeds:
 
@@ -123,7 +123,6 @@ def bench_config(args: argparse.Namespace, name: str = "bench", simulators: tupl
 
 def child_env(threads: int) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "scripts"), env.get("PYTHONPATH")]))
     env["OMP_NUM_THREADS"] = str(threads)
     return env
 

@@ -22,10 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from snnbench import activity, pd14, record
-from snnbench.config import REPO
-from snnbench.simulators import EnvironmentMissing, python_for
-
-SCRIPTS = REPO / "scripts"
+from snnbench.environments import EnvironmentMissing
+from snnbench.simulators import python_for
 
 
 class PointFailed(Exception):
@@ -95,7 +93,6 @@ def _last_lines(path: Path, n: int = 15) -> str:
 def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: int) -> None:
     """Run the simulation; raise PointFailed if it does not finish cleanly in time."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SCRIPTS), env.get("PYTHONPATH")]))
     env["OMP_NUM_THREADS"] = str(threads)
     with open(log_path, "ab") as log:
         log.write(f"[snnbench] running: {' '.join(command)}\n".encode())

@@ -6,15 +6,14 @@ import datetime
 import hashlib
 import os
 import platform
-import shutil
 import socket
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = Path(__file__).resolve().parent
+from snnbench import gpu
+from snnbench.paths import REPO
 
 # Packages whose versions go into every record (where installed in the running environment).
 PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
@@ -36,27 +35,16 @@ def workflow_version() -> dict:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
-def benchmark_hash(simulator: str) -> str:
-    """Hash of the code that defines the benchmark (model parameters, driver, backend): two
-    records with the same hash ran the same benchmark, whatever the workflow commit."""
-    files = [PACKAGE / "pd14.py", PACKAGE / "simulate.py", PACKAGE / "simulators" / f"{simulator.replace('-', '_')}.py"]
-    from snnbench.simulators import SIMULATORS
+def benchmark_hash(spec: dict) -> str:
+    """Hash of the code that defines the benchmark (for PD14: model parameters, driver, backend;
+    each family names its files): two records with the same hash ran the same benchmark,
+    whatever the workflow commit."""
+    from snnbench import families
 
-    if simulator in SIMULATORS:  # simulators that share a backend module (brian2-cpp, brian2-genn, ...)
-        module = SIMULATORS[simulator].backend.split(":")[0]
-        files.append(PACKAGE.parent / (module.replace(".", "/") + ".py"))
     digest = hashlib.sha256()
-    for f in files:
+    for f in families.of_spec(spec).benchmark_files(spec):
         if f.exists():
             digest.update(f.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def training_benchmark_hash() -> str:
-    """benchmark_hash of the snn-training family: its neuron spec, reference, builders, timing and driver."""
-    digest = hashlib.sha256()
-    for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py"):
-        digest.update((PACKAGE / "training" / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -108,37 +96,6 @@ def slurm() -> dict | None:
     return info
 
 
-def gpus() -> list[dict] | None:
-    """The GPUs nvidia-smi sees (model, driver, memory), or None without nvidia-smi or GPU.
-    Under SLURM it sees the GPUs allocated to the job."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    fields = ["index", "name", "driver_version", "memory.total", "uuid"]
-    try:
-        out = subprocess.run(
-            [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
-        return None
-    rows = [dict(zip(fields, (v.strip() for v in line.split(",")), strict=False)) for line in out.stdout.splitlines()]
-    return [
-        {
-            "index": r["index"],
-            "name": r["name"],
-            "driver": r["driver_version"],
-            "memory_mb": r["memory.total"],
-            "uuid": r["uuid"],
-        }
-        for r in rows
-    ] or None
-
-
 def collect(spec: dict) -> dict:
     """Provenance of the machine and environment this process runs in."""
     from snnbench.config import canonical_hash
@@ -147,9 +104,7 @@ def collect(spec: dict) -> dict:
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
-        "benchmark_hash": (
-            training_benchmark_hash() if spec.get("model_name") == "snn-training" else benchmark_hash(spec["simulator"])
-        ),
+        "benchmark_hash": benchmark_hash(spec),
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "packages": package_versions(),
         "host": {
@@ -163,5 +118,5 @@ def collect(spec: dict) -> dict:
         "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
         "slurm": slurm(),
         # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
-        **({"gpus": (found := gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
+        **({"gpus": (found := gpu.gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
     }

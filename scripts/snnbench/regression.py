@@ -16,6 +16,7 @@ import sys
 
 import pandas as pd
 
+from snnbench.config import schema_default
 from snnbench.simulators.base import PHASES
 from snnbench.table import read_points, write_table
 
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snnbench.regression", description=__doc__.split("\n\n")[0])
     parser.add_argument("baseline", help="baseline points.csv")
     parser.add_argument("current", nargs="?", default="results/points.csv", help="default results/points.csv")
-    parser.add_argument("--tolerance", type=float, default=0.1, help="slowdown tolerance (default 0.1 = 10 %%)")
+    default = schema_default("regression", "tolerance")
+    parser.add_argument("--tolerance", type=float, default=default, help=f"slowdown tolerance (default {default:g})")
     parser.add_argument("--out", help="also write the ratios as CSV")
     args = parser.parse_args(argv)
     ratios = compare(read_points(args.baseline), read_points(args.current), args.tolerance)

@@ -9,28 +9,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from snnbench import families
+
 
 def provenance_row(rec: dict) -> dict:
     prov, spec = rec["provenance"], rec["point"]
-    res, model = spec["resources"], spec["model"]
     slurm = prov.get("slurm") or {}
-    if spec.get("model_name") == "snn-training":
-        framework = (rec.get("training") or {}).get("framework") or {}
-        simulator = {"name": spec["simulator"], "version": framework.get("version", "")}
-        shape = f"{res['device']}, {res['threads']} threads"
-        described = f"n={model['n']} T={model['T']} B={model['batch']} {model['dtype']} {model['time_loop']}"
-    else:
-        simulator = rec.get("simulator") or {"name": spec["simulator"], "version": ""}
-        shape = f"{res['nodes']}x{res['ranks_per_node']}x{res['threads_per_rank']}"
-        described = (
-            f"N={model['neuron_scale']:g} K={model['indegree_scale']:g} {model['input']} {model['t_sim_ms']:g} ms"
-        )
+    described = families.of_spec(spec).describe(rec)
     return {
         "point": spec["path"],
         "status": rec["status"],
-        "simulator": f"{simulator['name']} {simulator.get('version') or ''}".strip(),
-        "shape (n x r x t)": shape,
-        "model": described,
+        "simulator": described["simulator"],
+        "shape (n x r x t)": described["shape"],
+        "model": described["model"],
         "seed": spec["seed"],
         "started (UTC)": prov["started_utc"],
         "host": prov["host"]["hostname"],

@@ -16,16 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from snnbench.memory import process_mb
 from snnbench.simulators import get_backend
 from snnbench.simulators.base import PHASES
-
-
-def memory_mb(field: str) -> float:
-    """A memory figure of this process from /proc/self/status (VmHWM = peak resident set)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024.0
-    raise KeyError(field)
 
 
 def run(spec: dict, outdir: Path) -> Path:
@@ -35,7 +28,7 @@ def run(spec: dict, outdir: Path) -> Path:
         start = time.perf_counter()
         getattr(backend, phase)()
         phases_s[phase] = time.perf_counter() - start
-        rss_mb[phase] = memory_mb("VmRSS")
+        rss_mb[phase] = process_mb("VmRSS")
         timers[phase] = backend.timers()
     phases_s = backend.phase_split(phases_s)
     out = backend.output()
@@ -57,7 +50,7 @@ def run(spec: dict, outdir: Path) -> Path:
         "host": socket.gethostname(),
         "phases_s": phases_s,
         "rss_after_phase_mb": rss_mb,
-        "peak_rss_mb": memory_mb("VmHWM"),
+        "peak_rss_mb": process_mb("VmHWM"),
         "simulator_timers_s": simulator_timers,
         "local_synapses": out.local_synapses,
         "population_first_ids": out.population_first_ids,

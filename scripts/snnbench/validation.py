@@ -246,11 +246,18 @@ def _order(simulators: list[str]):
     return key
 
 
-def reference_index(points: list[dict], simulators: dict[str, list[str]]) -> dict[str, str]:
+def reference_index(points: list[dict], simulators: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The run each point is compared with by default (point path -> reference path): of the
     same experiment's points of the same model (size, input, durations), the first simulator
     listed, the fewest virtual processes (then nodes, ranks), the lowest seed. Chosen from the
-    config alone, before anything ran. simulators: experiment name -> its simulators in order."""
+    config alone, before anything ran. simulators: experiment name -> its simulators in order
+    (default: in the order the points list them, as expansion does)."""
+    if simulators is None:
+        simulators = {}
+        for p in points:
+            order = simulators.setdefault(p["experiment"], [])
+            if p["simulator"] not in order:
+                order.append(p["simulator"])
     groups: dict = {}
     for p in points:
         groups.setdefault((p["experiment"], _model_key(p)), []).append(p)

@@ -2,7 +2,7 @@ rule collect_experiment:
     input:
         records=get_experiment_records,
         benchmarks=get_experiment_benchmarks,
-        validations=get_experiment_validations,
+        collected=get_experiment_collected,
     output:
         points="results/{experiment}/points.csv",
         ranks="results/{experiment}/ranks.csv",

@@ -1,22 +1,18 @@
-"""Simulators by name: their backend class and the environment each point runs in.
+"""The PD14 family's simulators by name: their backend class and the environment each point runs in.
 
-The names are the `simulators` values of the config schema. Environments are files
-envs/<environment>.yaml; `make` installs them into .venv (the ones in MAIN_ENVIRONMENTS) or
-.venv-<environment> (the others, whose pins conflict), and conda users get them from
-Snakemake's --software-deployment-method conda.
+This registry is the one list of simulator names: the config schema's `simulators` enum is tested
+equal to it. Adding a simulator: one backend module, one entry here, one envs/<environment>.yaml.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
-# Environments that `make env` installs together into .venv.
-MAIN_ENVIRONMENTS = ("workflow", "nest", "pynn-nest", "dev")
+from snnbench import environments
+from snnbench.environments import EnvironmentMissing
+from snnbench.paths import REPO
 
 
 @dataclass(frozen=True)
@@ -42,10 +38,6 @@ SIMULATORS = {
 }
 
 
-class EnvironmentMissing(RuntimeError):
-    """The point's environment is not installed; the message says how to install it."""
-
-
 def get_backend(name: str):
     if name not in SIMULATORS:
         raise ValueError(f"unknown simulator {name!r}; known: {', '.join(sorted(SIMULATORS))}")
@@ -65,28 +57,4 @@ def environment_for(spec: dict) -> str:
 
 def python_for(spec: dict, repo: Path = REPO) -> str:
     """The interpreter of the point's environment."""
-    return environment_python(environment_for(spec), repo)
-
-
-def environment_python(env: str, repo: Path = REPO) -> str:
-    """The interpreter of an environment.
-
-    Main environments are the running one. Others: .venv-<environment> at the repo root once
-    `make` finished building it; else the running interpreter when Snakemake runs the rule in a
-    conda environment (--software-deployment-method conda); else a clear error.
-    """
-    if env in MAIN_ENVIRONMENTS:
-        return sys.executable
-    venv = repo / f".venv-{env}"
-    if (venv / ".installed").exists():  # `make` writes it when the environment is complete
-        return str(venv / "bin" / "python")
-    if os.environ.get("CONDA_PREFIX") == sys.prefix:
-        return sys.executable
-    raise EnvironmentMissing(
-        f"environment {env!r} (envs/{env}.yaml) is not installed: run `make env-{env}`, "
-        "or run Snakemake with --software-deployment-method conda"
-    )
-
-
-def conda_env_file(spec: dict) -> str:
-    return str(REPO / "envs" / f"{environment_for(spec)}.yaml")
+    return environments.python(environment_for(spec), repo)

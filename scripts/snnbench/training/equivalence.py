@@ -126,11 +126,10 @@ def _python(framework: str) -> str:
 
 def run(frameworks: list[str], workdir: Path, seed: int = 1, **shape) -> dict:
     """Run every framework (and the reference) on shared inputs; compare each with the reference."""
-    from snnbench.config import REPO
 
     shape = {**SHAPE, **shape}
     np.savez(workdir / "inputs.npz", **shared_inputs(shape["n"], shape["T"], shape["batch"], seed))
-    env = dict(os.environ, PYTHONPATH=str(REPO / "scripts"), OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
     outputs, report = {}, {"shape": shape, "seed": seed, "neuron": NEURON, "frameworks": {}}
     order = ["torch", *[f for f in frameworks if f not in ("torch", BROKEN)], BROKEN]
     for framework in order:

@@ -11,14 +11,12 @@ point; a crash, kill or time-out is recorded as `failed` with the reason, as for
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from snnbench import execute, record
-from snnbench.simulators import EnvironmentMissing, environment_python
+from snnbench import environments, execute, gpu, record
+from snnbench.environments import EnvironmentMissing
 from snnbench.training import spec as training_spec
 
 
@@ -28,29 +26,13 @@ def environment_for(spec: dict) -> str:
 
 def python_for(spec: dict) -> str:
     """The interpreter of the framework's environment (.venv-<env>, or the running conda env)."""
-    return environment_python(environment_for(spec))
-
-
-def gpu_present() -> tuple[bool, str]:
-    """Whether this machine shows an NVIDIA GPU, without importing torch."""
-    gpus = Path("/proc/driver/nvidia/gpus")
-    if gpus.is_dir() and any(gpus.iterdir()):
-        return True, "/proc/driver/nvidia/gpus lists a GPU"
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        try:
-            out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-            if out.returncode == 0 and "GPU" in out.stdout:
-                return True, "nvidia-smi -L lists a GPU"
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return False, "no NVIDIA GPU on this machine (no /proc/driver/nvidia/gpus entry, nvidia-smi lists none)"
+    return environments.python(environment_for(spec))
 
 
 def skip_reason(spec: dict) -> str | None:
     reason = training_spec.skip_reason(spec)
     if reason is None and spec["device"] == "cuda":
-        present, why = gpu_present()
+        present, why = gpu.present()
         if not present:
             reason = f"no GPU: {why}"
     return reason

@@ -19,18 +19,11 @@ from pathlib import Path
 
 import torch
 
+from snnbench.memory import process_mb
 from snnbench.training import lif, models, sanity, timing
 from snnbench.training.spec import FRAMEWORKS, NEURON
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def memory_mb(field: str) -> float:
-    """A memory figure of this process from /proc/self/status (VmHWM = peak resident set)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024.0
-    raise KeyError(field)
 
 
 def _version(package: str | None) -> str | None:
@@ -79,7 +72,7 @@ def run(spec: dict, outdir: Path) -> dict:
     torch.set_num_threads(threads)
     torch.set_float32_matmul_precision(model["matmul_precision"])
     result["device"] = device_facts(device, threads)
-    rss_start = memory_mb("VmRSS")
+    rss_start = process_mb("VmRSS")
 
     # The input gain: on the reference (the spec's neuron), then on the framework's own neuron so
     # that its spike rate matches (the same gain where the framework implements the spec).
@@ -103,7 +96,7 @@ def run(spec: dict, outdir: Path) -> dict:
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats(device)
-    rss_before = memory_mb("VmRSS")
+    rss_before = process_mb("VmRSS")
 
     reps = spec["timing"]["repetitions"]
     measured = timing.measure(
@@ -115,7 +108,7 @@ def run(spec: dict, outdir: Path) -> dict:
         max_warmup=spec["timing"]["warmup_max_steps"],
     )
 
-    memory = {"rss_start_mb": rss_start, "rss_before_timing_mb": rss_before, "peak_rss_mb": memory_mb("VmHWM")}
+    memory = {"rss_start_mb": rss_start, "rss_before_timing_mb": rss_before, "peak_rss_mb": process_mb("VmHWM")}
     if device.type == "cuda":
         memory["cuda_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
         memory["cuda_max_reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20

@@ -1,0 +1,41 @@
+"""Benchmark families by name (the `model` of a config experiment, `model_name` of a point).
+
+This registry is the one list of families: the config schema's `model` enum is tested equal to
+it. Adding a family: a module with a `Family` subclass (snnbench.families.base), one entry here,
+its schema block, and its environments. Nothing outside the family's modules names a family.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from snnbench.families.base import Family
+
+# name -> "module:Class", imported on demand (a family's modules may need its own environment).
+FAMILIES = {
+    "pd14": "snnbench.families.pd14:PD14",
+    "snn-training": "snnbench.families.training:Training",
+}
+DEFAULT = "pd14"  # the family of an experiment that names no `model` (the schema's default too)
+
+
+class UnknownFamily(ValueError):
+    """A record or experiment names no known family."""
+
+
+@cache
+def get(name: str) -> Family:
+    if name not in FAMILIES:
+        raise UnknownFamily(f"unknown benchmark family (model) {name!r}; known: {', '.join(FAMILIES)}")
+    module, cls = FAMILIES[name].split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def of_experiment(experiment: dict) -> Family:
+    return get(experiment.get("model", DEFAULT))
+
+
+def of_spec(spec: dict) -> Family:
+    """The family of a point; specs written before families existed are PD14 or name their model."""
+    return get(spec.get("model_name", DEFAULT))

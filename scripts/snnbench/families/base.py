@@ -1,0 +1,103 @@
+"""The interface every benchmark family implements.
+
+A family turns one config experiment into points and knows everything about them that differs
+between families: the path of a point, its environment, its resources, how its child process
+runs and records it, how a record becomes a table row, how points are judged valid, and which
+figures the experiment gets. Rules, collect, provenance, the report and the figure runner call
+these methods and nothing else, so none of them branches on the family.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from snnbench import paths
+
+
+class Family:
+    name = "abstract"  # the `model` value of a config experiment, and `model_name` of its specs
+    # A point's directory below results/<experiment>/: three levels and the seed. Fields are the
+    # keys of point_fields(spec); point_regex gives each field's wildcard expression.
+    point_pattern = "{a}/{b}/{c}/seed{seed}"
+    point_regex: dict[str, str] = {}
+    # Files the execute step writes into the point's directory (record.json first).
+    outputs: tuple[str, ...] = ("record.json",)
+    # Files of a point the collect step reads beside the record (e.g. validation results).
+    collected: tuple[str, ...] = ()
+    # The column of points.csv that names a figure's series, and the columns its rows sort by.
+    series = "simulator"
+    sort_keys: tuple[str, ...] = ("experiment", "simulator", "seed")
+
+    # --- config -> points
+    def check(self, index: int, experiment: dict) -> list[str]:
+        """Problems the schema cannot express, each naming the key."""
+        return []
+
+    def expand(self, experiment: dict) -> list[dict]:
+        """The experiment's points (specs), each with its `path`."""
+        raise NotImplementedError
+
+    def point_fields(self, spec: dict) -> dict:
+        raise NotImplementedError
+
+    def point_dir(self, spec: dict) -> str:
+        return paths.point_path(spec["experiment"], self.point_pattern.format(**self.point_fields(spec)))
+
+    def point_regex_str(self) -> str:
+        """The regular expression of this family's <point> part (the workflow's wildcard constraint)."""
+        return paths.pattern_regex(self.point_pattern, self.point_regex)
+
+    def point_glob(self) -> str:
+        return paths.pattern_glob(self.point_pattern)
+
+    def summary(self, experiment: dict, specs: list[dict]) -> str:
+        """What was run, in words, for captions."""
+        raise NotImplementedError
+
+    # --- where and with what a point runs
+    def environment(self, spec: dict) -> str:
+        """The point's environment (envs/<name>.yaml)."""
+        raise NotImplementedError
+
+    def missing_environment(self, spec: dict) -> str | None:
+        """Why the point cannot start here, if that must stop the workflow before any job."""
+        return None
+
+    def resources(self, spec: dict, config: dict) -> dict:
+        """threads, mem_mb, runtime (min), nodes, tasks, cpus_per_task, mpi, gpu."""
+        raise NotImplementedError
+
+    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        """Run the point in a child process and write its record (and other outputs), whatever happens."""
+        raise NotImplementedError
+
+    def benchmark_files(self, spec: dict) -> list[Path]:
+        """The code that defines the benchmark (hashed into the record's benchmark_hash)."""
+        raise NotImplementedError
+
+    # --- record -> tables, figures, report
+    def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+        """One record as the columns of points.csv (parameters, outcome, measurements, `valid`)."""
+        raise NotImplementedError
+
+    def rank_rows(self, rec: dict) -> list[dict]:
+        return []
+
+    def finish_table(self, points, beside: list, tolerance: dict | None):
+        """Columns judged across points (validation, efficiency, agreement). `beside`: (point path,
+        {file name: content of the `collected` files}) per point. Returns (points, long table)."""
+        import pandas as pd
+
+        return points, pd.DataFrame()
+
+    def figures(self, config: dict) -> dict[str, list[str]]:
+        """The experiment's figures: name -> panels."""
+        return {}
+
+    def describe(self, rec: dict) -> dict:
+        """simulator, shape and model of a record, in words, for the provenance table."""
+        raise NotImplementedError
+
+    def archived(self, config: dict) -> tuple[str, ...]:
+        """Files of each point that an archive packs."""
+        return ("spec.json", "record.json", *self.collected)

@@ -1,0 +1,211 @@
+"""The PD14 family: the Potjans & Diesmann (2014) microcircuit on spiking network simulators.
+
+A point is one simulator x resource shape x model size x seed, run by snnbench.execute in the
+simulator's environment (an MPI job for several ranks). Its spikes are validated against a
+reference run (rules point_statistics, validate_point), so collect reads validation.json too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from snnbench import pd14
+from snnbench.families.base import Family
+from snnbench.simulators import SIMULATORS
+
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def fmt_scale(x: float) -> str:
+    """A scale as it appears in paths: shortest exact decimal, e.g. 0.1, 0.02, 1."""
+    return format(float(f"{x:.10g}"), "g")
+
+
+class PD14(Family):
+    name = "pd14"
+    point_pattern = (
+        "{simulator}/nodes{nodes}_ranks{ranks_per_node}_threads{threads_per_rank}/"
+        "N{neuron_scale}_K{indegree_scale}/seed{seed}"
+    )
+    point_regex = {
+        "simulator": "|".join(SIMULATORS),
+        "nodes": r"\d+",
+        "ranks_per_node": r"\d+",
+        "threads_per_rank": r"\d+",
+        "neuron_scale": r"[0-9.e+-]+",
+        "indegree_scale": r"[0-9.e+-]+",
+        "seed": r"\d+",
+    }
+    outputs = ("record.json", "spikes.npz")
+    collected = ("validation.json",)
+    series = "simulator"
+    sort_keys = ("experiment", "simulator", "vps", "seed")
+
+    def expand(self, experiment: dict) -> list[dict]:
+        """simulators x resource shapes x seeds. Strong scaling keeps the model size fixed; weak
+        scaling grows the neuron count with the virtual processes (VPs = nodes x ranks per node x
+        threads per rank): neuron_scale = neuron_scale_per_vp x VPs at a fixed in-degree scale, so
+        neurons and synapses per VP stay constant."""
+        res, model = experiment["resources"], dict(experiment["pd14"])
+        points = []
+        grid = (res["nodes"], res["ranks_per_node"], res["threads_per_rank"], experiment["seeds"])
+        for simulator, (nodes, ranks, threads, seed) in itertools.product(
+            experiment["simulators"], itertools.product(*grid)
+        ):
+            vps = nodes * ranks * threads
+            point_model = {k: v for k, v in model.items() if k != "neuron_scale_per_vp"}
+            if experiment["scaling"] == "weak":
+                point_model["neuron_scale"] = float(f"{model['neuron_scale_per_vp'] * vps:.10g}")
+            spec = {
+                "experiment": experiment["name"],
+                "model_name": self.name,
+                "simulator": simulator,
+                "scaling": experiment["scaling"],
+                "resources": {
+                    "nodes": nodes,
+                    "ranks_per_node": ranks,
+                    "threads_per_rank": threads,
+                    "ranks": nodes * ranks,
+                    "virtual_processes": vps,
+                },
+                "model": point_model,
+                "seed": seed,
+            }
+            _add_simulator_fields(spec, experiment)
+            spec["path"] = self.point_dir(spec)
+            points.append(spec)
+        return points
+
+    def point_fields(self, spec: dict) -> dict:
+        model = spec["model"]
+        return {
+            **spec["resources"],
+            "simulator": spec["simulator"],
+            "neuron_scale": fmt_scale(model["neuron_scale"]),
+            "indegree_scale": fmt_scale(model["indegree_scale"]),
+            "seed": spec["seed"],
+        }
+
+    def summary(self, experiment: dict, specs: list[dict]) -> str:
+        model = experiment["pd14"]
+        size = (
+            f"neuron scale {model['neuron_scale']:g}"
+            if "neuron_scale" in model
+            else f"neuron scale {model['neuron_scale_per_vp']:g} per VP"
+        )
+        shapes = sorted({_shape(s["resources"], "x") for s in specs})
+        return (
+            f"{experiment.get('description', '')} {len(specs)} points: {experiment['scaling']} scaling of PD14 at "
+            f"{size}, in-degree scale {model['indegree_scale']:g}, {model.get('input', 'poisson')} input, "
+            f"{model.get('t_sim_ms', 1000):g} ms measured after {model.get('t_presim_ms', 100):g} ms presimulation, "
+            f"on {', '.join(experiment['simulators'])}; shapes (nodes x ranks per node x threads per rank) "
+            f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}."
+        ).strip()
+
+    def environment(self, spec: dict) -> str:
+        from snnbench.simulators import environment_for
+
+        return environment_for(spec)
+
+    def missing_environment(self, spec: dict) -> str | None:
+        # PD14 points stop the workflow before any job: an MPI point without MPI NEST cannot run.
+        from snnbench.simulators import EnvironmentMissing, python_for
+
+        try:
+            python_for(spec)
+        except EnvironmentMissing as error:
+            return str(error)
+        return None
+
+    def resources(self, spec: dict, config: dict) -> dict:
+        res = spec["resources"]
+        return {
+            "threads": res["virtual_processes"],
+            "mem_mb": estimate_mem_mb(spec),
+            "nodes": res["nodes"],
+            "tasks": res["ranks"],
+            "cpus_per_task": res["threads_per_rank"],
+            # Marks multi-rank points as MPI jobs for the SLURM executor; the launcher itself is
+            # chosen at run time (srun inside a SLURM allocation, mpirun elsewhere).
+            "mpi": "srun" if res["ranks"] > 1 else None,
+            "gpu": int(res.get("gpus", 0)),
+        }
+
+    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        from snnbench.config import time_limit_s
+        from snnbench.execute import run_point
+        from snnbench.jsonfile import read_json
+
+        return run_point(
+            spec_path=spec_path,
+            record_path=outputs["record.json"],
+            spikes_path=outputs["spikes.npz"],
+            log_path=log_path,
+            # From the config, not the spec: bounds and limits must not make finished points rerun.
+            bounds=config["activity_check"],
+            time_limit_s=time_limit_s(config, read_json(spec_path)),
+        )
+
+    def benchmark_files(self, spec: dict) -> list[Path]:
+        # The model, the driver and the simulator's backend (with the modules of its own package).
+        module = PACKAGE.parent / (SIMULATORS[spec["simulator"]].backend.split(":")[0].replace(".", "/") + ".py")
+        helpers = sorted(module.with_suffix("").parent.glob(module.stem.split("_")[0] + "/*.py"))
+        return [PACKAGE / "pd14.py", PACKAGE / "simulate.py", module, *helpers]
+
+    def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+        from snnbench.pd14_table import point_row
+
+        return point_row(rec, bounds, benchmark)
+
+    def rank_rows(self, rec: dict) -> list[dict]:
+        from snnbench.pd14_table import rank_rows
+
+        return rank_rows(rec)
+
+    def finish_table(self, points, beside: list, tolerance: dict | None):
+        from snnbench.pd14_table import finish_table
+
+        validations = [(point, files["validation.json"]) for point, files in beside if "validation.json" in files]
+        return finish_table(points, validations, tolerance)
+
+    def figures(self, config: dict) -> dict[str, list[str]]:
+        return config["figures"]["experiment"]
+
+    def describe(self, rec: dict) -> dict:
+        spec = rec["point"]
+        model = spec["model"]
+        simulator = rec.get("simulator") or {"name": spec["simulator"], "version": ""}
+        return {
+            "simulator": f"{simulator['name']} {simulator.get('version') or ''}".strip(),
+            "shape": _shape(spec["resources"], "x"),
+            "model": f"N={model['neuron_scale']:g} K={model['indegree_scale']:g} {model['input']} "
+            f"{model['t_sim_ms']:g} ms",
+        }
+
+    def archived(self, config: dict) -> tuple[str, ...]:
+        spikes = ("spikes.npz",) if config["archive"]["include_spikes"] else ()
+        return ("spec.json", "record.json", "validation.json", "stats.npz", *spikes)
+
+
+def _shape(res: dict, sep: str) -> str:
+    return sep.join(str(res[k]) for k in ("nodes", "ranks_per_node", "threads_per_rank"))
+
+
+def _add_simulator_fields(spec: dict, experiment: dict) -> None:
+    """Fields only some simulators have, added only to their points (other points' specs, and so
+    their finished results, stay as they were): GPUs per point, and the Brian2 options."""
+    gpus = SIMULATORS[spec["simulator"]].gpus
+    if gpus:
+        spec["resources"]["gpus"] = gpus
+    if spec["simulator"].startswith("brian2-"):
+        spec["simulator_options"] = dict(experiment.get("brian2", {}))
+
+
+def estimate_mem_mb(spec: dict) -> int:
+    """Memory to request per node (SLURM's --mem) for a point: ~50 bytes per synapse (measured
+    for NEST 3 at full scale: 14.9 GB for 2.99e8 synapses) plus ~400 MB per rank for the
+    interpreter and kernel, with 50 % headroom, spread evenly over the nodes."""
+    model, res = spec["model"], spec["resources"]
+    synapses = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).total_synapses
+    return -(-int(1.5 * (synapses * 50 / 1e6 + 400 * res["ranks"])) // res["nodes"])

@@ -1,0 +1,159 @@
+"""The snn-training family: training-step speed of PyTorch SNN libraries (one Linear(n, n) + LIF
+layer written in snnbench.training.spec).
+
+One point per framework x device x dtype x matmul precision x time loop x n x T x batch x seed,
+run by snnbench.training.execute in the framework's environment. A point that cannot run here
+(a CUDA point without a GPU, a missing environment) is recorded as skipped or failed with the
+reason, so the workflow does not stop for it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from snnbench.families.base import Family
+
+PACKAGE = Path(__file__).resolve().parents[1] / "training"
+
+
+class Training(Family):
+    name = "snn-training"
+    point_pattern = "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}/n{n}_T{T}_B{batch}/seed{seed}"
+    point_regex = {
+        "device": "[a-z0-9]+",
+        "dtype": "[a-z0-9]+",
+        "matmul_precision": "[a-z]+",
+        "time_loop": "[a-z]+",
+        "n": r"\d+",
+        "T": r"\d+",
+        "batch": r"\d+",
+        "seed": r"\d+",
+    }
+    series = "framework"
+    sort_keys = ("experiment", "simulator", "device", "time_loop", "n", "T", "batch", "seed")
+
+    def check(self, index: int, experiment: dict) -> list[str]:
+        problems = []
+        for key, values in experiment["snn_training"].items():
+            if isinstance(values, list) and len(set(values)) != len(values):
+                problems.append(
+                    f"experiments[{index}] ({experiment['name']}): snn_training.{key} must not repeat: {values}"
+                )
+        return problems
+
+    def expand(self, experiment: dict) -> list[dict]:
+        block = experiment["snn_training"]
+        points = []
+        grid = itertools.product(
+            block["frameworks"],
+            block["devices"],
+            block["dtypes"],
+            block["matmul_precisions"],
+            block["time_loops"],
+            block["n"],
+            block["T"],
+            block["batch"],
+            experiment["seeds"],
+        )
+        for framework, device, dtype, precision, time_loop, n, steps, batch, seed in grid:
+            spec = {
+                "experiment": experiment["name"],
+                "model_name": self.name,
+                "simulator": framework,
+                "device": device,
+                "resources": {"threads": block["threads"], "device": device},
+                "model": {
+                    "n": n,
+                    "T": steps,
+                    "batch": batch,
+                    "dtype": dtype,
+                    "matmul_precision": precision,
+                    "time_loop": time_loop,
+                },
+                "timing": {
+                    "repetitions": block["repetitions"][device],
+                    "warmup_min_steps": block["warmup_min_steps"],
+                    "warmup_max_steps": block["warmup_max_steps"],
+                },
+                "seed": seed,
+            }
+            spec["path"] = self.point_dir(spec)
+            points.append(spec)
+        return points
+
+    def point_fields(self, spec: dict) -> dict:
+        return {**spec["model"], "simulator": spec["simulator"], "device": spec["device"], "seed": spec["seed"]}
+
+    def summary(self, experiment: dict, specs: list[dict]) -> str:
+        block = experiment["snn_training"]
+        return (
+            f"{experiment.get('description', '')} {len(specs)} points: one training step of Linear(n, n) + LIF on "
+            f"{', '.join(block['frameworks'])}; n {block['n']}, T {block['T']}, batch {block['batch']}; "
+            f"seeds {', '.join(map(str, experiment['seeds']))}."
+        ).strip()
+
+    def environment(self, spec: dict) -> str:
+        from snnbench.training.execute import environment_for
+
+        return environment_for(spec)
+
+    def resources(self, spec: dict, config: dict) -> dict:
+        threads = spec["resources"]["threads"]
+        return {
+            "threads": threads,
+            "mem_mb": estimate_mem_mb(spec),
+            "nodes": 1,
+            "tasks": 1,
+            "cpus_per_task": threads,
+            "mpi": None,
+            "gpu": 1 if spec["device"] == "cuda" else 0,
+        }
+
+    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        from snnbench.config import time_limit_s
+        from snnbench.jsonfile import read_json
+        from snnbench.training.execute import run_point
+
+        return run_point(
+            spec_path=spec_path,
+            record_path=outputs["record.json"],
+            log_path=log_path,
+            # From the config, not the spec: a changed limit must not make finished points rerun.
+            time_limit_s=time_limit_s(config, read_json(spec_path)),
+        )
+
+    def benchmark_files(self, spec: dict) -> list[Path]:
+        # The neuron spec, reference, builders, timing and driver.
+        return [PACKAGE / name for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py")]
+
+    def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+        from snnbench.training.table import training_row
+
+        return training_row(rec, benchmark)
+
+    def figures(self, config: dict) -> dict[str, list[str]]:
+        from snnbench.figures.training import FIGURES
+
+        return FIGURES
+
+    def describe(self, rec: dict) -> dict:
+        spec = rec["point"]
+        res, model = spec["resources"], spec["model"]
+        framework = (rec.get("training") or {}).get("framework") or {}
+        return {
+            "simulator": f"{spec['simulator']} {framework.get('version') or ''}".strip(),
+            "shape": f"{res['device']}, {res['threads']} threads",
+            "model": f"n={model['n']} T={model['T']} B={model['batch']} {model['dtype']} {model['time_loop']}",
+        }
+
+
+def estimate_mem_mb(spec: dict) -> int:
+    """Memory to request: the autograd graph keeps ~8 tensors of T x B x n per step (currents,
+    membrane, spikes, masks) plus the weights and their gradient, plus ~1.5 GB for the
+    interpreter, torch and the library; 50 % headroom."""
+    model = spec["model"]
+    itemsize = 8 if model["dtype"] == "float64" else 4
+    graph = 8 * model["T"] * model["batch"] * model["n"] * itemsize
+    weights = 3 * model["n"] ** 2 * itemsize
+    return int(1.5 * ((graph + weights) / 1e6 + 1500))

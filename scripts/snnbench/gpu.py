@@ -1,0 +1,52 @@
+"""The one GPU probe: which NVIDIA GPUs this process can use, without importing a GPU library.
+
+Used by provenance (what a point ran on), by families that skip GPU points on machines without
+one, and by devices that need a GPU. Under SLURM nvidia-smi sees the GPUs allocated to the job.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+FIELDS = ("index", "name", "driver_version", "memory.total", "uuid")
+
+
+def gpus() -> list[dict] | None:
+    """The GPUs nvidia-smi sees (model, driver, memory), or None without nvidia-smi or GPU."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, f"--query-gpu={','.join(FIELDS)}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    rows = [dict(zip(FIELDS, (v.strip() for v in line.split(",")), strict=False)) for line in out.stdout.splitlines()]
+    return [
+        {
+            "index": r["index"],
+            "name": r["name"],
+            "driver": r["driver_version"],
+            "memory_mb": r["memory.total"],
+            "uuid": r["uuid"],
+        }
+        for r in rows
+    ] or None
+
+
+def present() -> tuple[bool, str]:
+    """Whether this machine shows an NVIDIA GPU, and how we know (or why not)."""
+    proc = Path("/proc/driver/nvidia/gpus")
+    if proc.is_dir() and any(proc.iterdir()):
+        return True, "/proc/driver/nvidia/gpus lists a GPU"
+    if gpus():
+        return True, "nvidia-smi lists a GPU"
+    return False, "no NVIDIA GPU on this machine (no /proc/driver/nvidia/gpus entry, nvidia-smi lists none)"

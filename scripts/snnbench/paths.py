@@ -1,0 +1,40 @@
+"""Where things are: the repository, the schemas, and the one pattern of a point's directory.
+
+Every point lives at `results/<experiment>/<point>`, where <point> is its family's pattern
+(three named levels and the seed). The workflow's wildcard constraints, `make rerun-failed`'s
+search and the families' paths are all derived from the patterns here and in the families.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ENVS = REPO / "envs"
+CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
+
+RESULTS = "results"
+# The workflow's pattern of a point directory; {point} is the family's part.
+POINT = RESULTS + "/{experiment}/{point}"
+FIELD = re.compile(r"\{(\w+)\}")
+
+
+def point_path(experiment: str, point: str) -> str:
+    return POINT.format(experiment=experiment, point=point)
+
+
+def pattern_regex(pattern: str, fields: dict[str, str]) -> str:
+    """A regular expression matching what `pattern.format(...)` writes; each {field} matches
+    its expression in `fields` (default: one path level)."""
+    parts = FIELD.split(pattern)
+    # split() alternates literal text and field names
+    return "".join(
+        re.escape(part) if i % 2 == 0 else f"(?:{fields.get(part, '[^/]+')})" for i, part in enumerate(parts)
+    )
+
+
+def pattern_glob(pattern: str) -> str:
+    """A glob matching what `pattern.format(...)` writes (every field a `*`)."""
+    return FIELD.sub("*", pattern)

@@ -1,0 +1,176 @@
+"""PD14 records -> table rows: the point's parameters, phase times, memory, network, activity,
+and the columns judged across points (validation verdict, parallel efficiency, agreement of
+rates with NEST). The activity verdict is recomputed with the current bounds, so changing a
+tolerance re-judges points without rerunning them; the record keeps the verdict it was written with.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from snnbench import activity, compare, pd14, validation
+from snnbench.table import outcome_columns
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_rates(neuron_scale: float, indegree_scale: float, input: str):
+    return pd14.reference_rates(neuron_scale, indegree_scale, input)
+
+
+def _point_columns(spec: dict) -> dict:
+    res, model = spec["resources"], spec["model"]
+    return {
+        "experiment": spec["experiment"],
+        "simulator": spec["simulator"],
+        "scaling": spec["scaling"],
+        "nodes": res["nodes"],
+        "ranks_per_node": res["ranks_per_node"],
+        "threads_per_rank": res["threads_per_rank"],
+        "ranks": res["ranks"],
+        "vps": res["virtual_processes"],
+        "shape": f"{res['nodes']}x{res['ranks_per_node']}x{res['threads_per_rank']}",
+        "neuron_scale": model["neuron_scale"],
+        "indegree_scale": model["indegree_scale"],
+        "input": model["input"],
+        "t_presim_ms": model["t_presim_ms"],
+        "t_sim_ms": model["t_sim_ms"],
+        "seed": spec["seed"],
+        "path": spec["path"],
+    }
+
+
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+    spec, prov = rec["point"], rec["provenance"]
+    row = _point_columns(spec)
+    row.update(outcome_columns(rec))
+    row.update(
+        {
+            "gpus": spec["resources"].get("gpus", 0),
+            "gpu_model": (prov.get("gpu") or {}).get("name"),
+        }
+    )
+    row.update(benchmark or {})
+    if rec["status"] != "ok":
+        row["valid"] = False
+        return row
+    row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
+    row["real_time_factor"] = rec["real_time_factor"]
+    row.update(rec["memory"])
+    row.update(rec["network"])
+    row["simulator_version"] = rec["simulator"]["version"]
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb"):  # Brian2's devices
+        if key in rec["simulator"]:
+            row[key] = rec["simulator"][key]
+    if "build" in rec["simulator"]:
+        row["binary_reused"] = rec["simulator"]["build"]["binary_reused"]
+    for phase, timers in rec["simulator_timers_s"].items():
+        row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+
+    if rec["populations"]:
+        model = spec["model"]
+        reference = _reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
+        verdict = activity.verdict(rec["populations"], bounds, reference)
+        for pop in rec["populations"]:
+            row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
+            row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
+    else:
+        verdict = rec["activity"]
+    row["activity_checked"] = verdict["checked"]
+    row["activity_plausible"] = verdict["plausible"]
+    row["activity_problems"] = "; ".join(verdict["problems"])
+    ref = verdict["reference"]
+    row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
+    row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
+    # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
+    # also rules out those whose spike statistics are outside the validation tolerance.
+    row["valid"] = verdict["plausible"] is not False
+    return row
+
+
+def rank_rows(rec: dict) -> list[dict]:
+    if not rec.get("ranks"):  # failed points, and snn-training points (one process, no ranks)
+        return []
+    base = _point_columns(rec["point"])
+    rows = []
+    for r in rec.get("ranks", []):
+        row = dict(base)
+        row.update(
+            {
+                "rank": r["rank"],
+                "host": r["host"],
+                "peak_rss_mb": r["peak_rss_mb"],
+                "local_synapses": r["local_synapses"],
+            }
+        )
+        row.update({f"time_{p}_s": t for p, t in r["phases_s"].items()})
+        rows.append(row)
+    return rows
+
+
+def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
+    """Parallel efficiency of the simulate phase against the smallest VP count of the same
+    experiment, simulator and (for strong scaling) model size, from medians over seeds.
+
+    strong: E = T(v0) v0 / (T(v) v); weak: E = T(v0) / T(v).
+    """
+    points = points.copy()
+    points["efficiency"] = np.nan
+    if "time_simulate_s" not in points:
+        return points
+    valid = points[points["valid"].astype(bool) & points["time_simulate_s"].notna()]
+    if valid.empty:
+        return points
+    strong = valid["scaling"] == "strong"
+    # The group a point is compared within: weak scaling grows the model with the VPs.
+    group = (
+        valid["experiment"].astype(str)
+        + "|"
+        + valid["simulator"].astype(str)
+        + "|"
+        + valid["neuron_scale"].astype(str).where(strong, "")
+        + "|"
+        + valid["indegree_scale"].astype(str).where(strong, "")
+    )
+    medians = valid.groupby([group, valid["vps"]])["time_simulate_s"].median()
+    first = medians.reset_index().sort_values("vps").groupby("level_0").first()
+    v0 = group.map(first["vps"])
+    t0 = group.map(first["time_simulate_s"])
+    ratio = t0 / valid["time_simulate_s"]
+    points.loc[valid.index, "efficiency"] = ratio.where(~strong, ratio * v0 / valid["vps"])
+    return points
+
+
+def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None):
+    """The validation verdict judged with the current tolerance (validation.judge_table: a point
+    outside it is not valid), parallel efficiency and rate agreement with NEST. Returns the points
+    and the long validation table (one row per point, population and statistic)."""
+    checks, distances, distance_paths = [], [], []
+    for point, result in validations:
+        checks.append(
+            {
+                "path": point,
+                "checked": result["checked"],
+                "reason": result.get("reason"),
+                "reference": result.get("reference"),
+            }
+        )
+        distances += result["rows"]
+        distance_paths += [point] * len(result["rows"])
+    long = pd.DataFrame(distances).assign(path=distance_paths) if distances else pd.DataFrame()
+    if checks and tolerance is not None:
+        judged = validation.judge_table(long, pd.DataFrame(checks), tolerance)
+        points = points.join(judged, on="path")
+        points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
+    else:
+        points["validation_checked"] = False
+        points["validation_passed"] = None
+        points["validation_problems"] = "not validated"
+    points = compare.add_agreement(add_efficiency(points))
+    if not long.empty:
+        keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
+        reference = pd.DataFrame(checks).set_index("path")["reference"]
+        long = points[keys].merge(long.assign(reference=long["path"].map(reference)), on="path", how="right")
+    return points, long
