@@ -57,7 +57,7 @@ import numpy as np
 import yaml
 from snakemake.utils import validate
 
-from snnbench import activity, pd14
+from snnbench import activity, compare, pd14
 from snnbench.config import CONFIG_SCHEMA, REPO, expand_points, time_limit_s
 from snnbench.execute import run_point
 from snnbench.simulators import python_for
@@ -385,16 +385,15 @@ def bench_pynn(args: argparse.Namespace, tmp: Path) -> list[str]:
     same_synapses = all(r["nest"]["synapses"] == r["pynn-nest"]["synapses"] for r in rows)
 
     rates = {who: np.array([r[who]["rates"] for r in rows]) for who in ("nest", "pynn-nest")}
-    spread = np.maximum(np.ptp(rates["nest"], axis=0), np.ptp(rates["pynn-nest"], axis=0))
-    difference = np.abs(rates["pynn-nest"].mean(axis=0) - rates["nest"].mean(axis=0))
-    tolerance = 2 * spread + 0.02 * rates["nest"].mean(axis=0)
+    agreement = compare.rates_agree(rates["nest"], rates["pynn-nest"])
+    difference, spread = agreement["difference"], agreement["spread"]
     print(f"\n{'population':>10}  {'PyNEST Hz':>9}  {'PyNN Hz':>9}  {'|diff|':>7}  {'spread':>7}")
     for j, name in enumerate(pd14.POPULATIONS):
         print(
             f"{name:>10}  {rates['nest'][:, j].mean():>9.3f}  {rates['pynn-nest'][:, j].mean():>9.3f}  "
             f"{difference[j]:>7.3f}  {spread[j]:>7.3f}"
         )
-    rates_ok = bool(np.all(difference <= tolerance))
+    rates_ok = bool(np.all(agreement["agrees"]))
     note = "" if len(rows) > 1 else " (one seed: no spread to compare with; use --reps 2 or more)"
     return [
         f"{verdict(same_synapses)}  PyNN/PyNEST synapse counts equal in every pair",

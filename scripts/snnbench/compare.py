@@ -19,6 +19,19 @@ SAME_MODEL = ["experiment", "neuron_scale", "indegree_scale", "input", "t_presim
 MIN_SEEDS = 2  # a spread needs at least two seeds on each side
 
 
+def rates_agree(reference: np.ndarray, other: np.ndarray) -> dict[str, np.ndarray]:
+    """The one rate-agreement rule. reference, other: rates (Hz), one row per seed and one column
+    per population (or one column). Per population: |difference of the seed means|, the spread
+    (larger range over seeds of the two), the tolerance 2 x spread + 2 % of the reference's mean,
+    and whether the difference is within it."""
+    reference, other = np.atleast_2d(reference), np.atleast_2d(other)
+    reference_mean = reference.mean(axis=0)
+    spread = np.maximum(np.ptp(reference, axis=0), np.ptp(other, axis=0))
+    difference = np.abs(other.mean(axis=0) - reference_mean)
+    tolerance = 2 * spread + 0.02 * reference_mean
+    return {"difference": difference, "spread": spread, "tolerance": tolerance, "agrees": difference <= tolerance}
+
+
 def rate_columns(points: pd.DataFrame) -> list[str]:
     return [c for c in (f"rate_{p}_hz" for p in pd14.POPULATIONS) if c in points]
 
@@ -40,8 +53,9 @@ def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
             for col in cols:
                 ref_rates, sim_rates = ref[col].dropna(), sim[col].dropna()
                 enough = ref["seed"].nunique() >= MIN_SEEDS and sim["seed"].nunique() >= MIN_SEEDS
-                spread = max(np.ptp(ref_rates), np.ptp(sim_rates)) if enough else np.nan
-                tolerance = 2 * spread + 0.02 * ref_rates.mean() if enough else np.nan
+                verdict = rates_agree(ref_rates.to_numpy()[:, None], sim_rates.to_numpy()[:, None]) if enough else None
+                spread = verdict["spread"][0] if enough else np.nan
+                tolerance = verdict["tolerance"][0] if enough else np.nan
                 difference = abs(sim_rates.mean() - ref_rates.mean()) if len(ref_rates) else np.nan
                 rows.append(
                     {
@@ -56,7 +70,7 @@ def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
                         "tolerance_hz": tolerance,
                         "seeds": sim["seed"].nunique(),
                         "reference_seeds": ref["seed"].nunique(),
-                        "agrees": bool(difference <= tolerance) if enough else None,
+                        "agrees": bool(verdict["agrees"][0]) if enough else None,
                     }
                 )
     return pd.DataFrame(rows)

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+from snnbench import families
+from snnbench.jsonfile import DamagedFile, read_json
+
+
+def record_paths(results: Path) -> list[Path]:
+    """Every record under results/, found with the point patterns of all families."""
+    found = set()
+    for name in families.FAMILIES:
+        found.update(results.glob(f"*/{families.get(name).point_glob()}/record.json"))
+    return sorted(found)
+
 
 def failed_records(results: Path) -> list[Path]:
-    return sorted(
-        p for p in results.glob("*/*/*/*/seed*/record.json") if json.loads(p.read_text())["status"] == "failed"
-    )
+    """Records that say failed; a damaged record (cut off by a full disk) counts as failed too."""
+    failed = []
+    for path in record_paths(results):
+        try:
+            if read_json(path)["status"] == "failed":
+                failed.append(path)
+        except DamagedFile:
+            failed.append(path)
+    return failed
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
 
 
 def rank_rows(rec: dict) -> list[dict]:
-    if not rec.get("ranks"):  # failed points, and snn-training points (one process, no ranks)
+    if not rec.get("ranks"):  # failed points have no rank outputs
         return []
     base = _point_columns(rec["point"])
     rows = []

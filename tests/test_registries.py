@@ -1,0 +1,65 @@
+"""One source per fact: the schema's and the Makefile's lists equal the registries they name."""
+
+import fnmatch
+import re
+
+import pytest
+import yaml
+from conftest import REPO, SCHEMA
+from snakemake.utils import validate
+from snnbench import config as snnconfig
+from snnbench import environments, families, paths
+from snnbench.simulators import SIMULATORS
+from snnbench.training.spec import FRAMEWORKS
+
+
+def schema() -> dict:
+    return yaml.safe_load(paths.CONFIG_SCHEMA.read_text())
+
+
+def make_variable(name: str) -> list[str]:
+    match = re.search(rf"^{name} :?= (.*)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    return match.group(1).split()
+
+
+def test_schema_simulators_are_the_registry():
+    enum = schema()["$defs"]["experiment"]["properties"]["simulators"]["items"]["enum"]
+    assert sorted(enum) == sorted(SIMULATORS)
+
+
+def test_schema_frameworks_are_the_registry():
+    block = schema()["$defs"]["training_experiment"]["properties"]["snn_training"]["properties"]
+    assert sorted(block["frameworks"]["items"]["enum"]) == sorted(FRAMEWORKS)
+
+
+def test_schema_models_are_the_families():
+    assert sorted(schema()["$defs"]["experiment"]["properties"]["model"]["enum"]) == sorted(families.FAMILIES)
+    assert schema()["$defs"]["experiment"]["properties"]["model"]["default"] == families.DEFAULT
+
+
+def test_every_environment_named_has_its_file():
+    named = {s.environment for s in SIMULATORS.values()} | {s.mpi_environment for s in SIMULATORS.values()}
+    named |= {f.environment for f in FRAMEWORKS.values()} | set(environments.MAIN)
+    assert {f"{env}.yaml" for env in named - {None}} <= {p.name for p in paths.ENVS.glob("*.yaml")}
+
+
+def test_makefile_environment_lists_are_the_registries():
+    assert make_variable("ENVS") == [f"envs/{env}.yaml" for env in environments.MAIN]
+    # `make training-envs`: the environments of the frameworks that run on a CPU.
+    # lava-dl is documented as unavailable here (no installable environment).
+    cpu = {f.environment for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable}
+    assert sorted(make_variable("TRAINING_ENVS")) == sorted(cpu)
+
+
+@pytest.mark.parametrize(
+    "path", [REPO / "config" / "config.yaml", *sorted((REPO / "config" / "experiments").glob("*.yaml"))], ids=str
+)
+def test_point_paths_match_the_workflow_pattern(path):
+    """Every point's directory is results/<experiment>/<point> with <point> matching its family's
+    expression (the workflow's wildcard constraint) and glob (`make rerun-failed`)."""
+    config = yaml.safe_load(path.read_text())
+    validate(config, str(SCHEMA))
+    for point_dir, spec in snnconfig.all_points(config).items():
+        family = families.of_spec(spec)
+        point = point_dir.removeprefix(f"results/{spec['experiment']}/")
+        assert re.fullmatch(family.point_regex_str(), point) and fnmatch.fnmatch(point, family.point_glob())
