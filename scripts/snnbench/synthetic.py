@@ -9,13 +9,14 @@ the validation tolerance (spike statistics far from the reference run).
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import numpy as np
 
 from snnbench import config as snnconfig
-from snnbench import pd14, record, validation
+from snnbench import pd14, record, validation, validation_plan
 from snnbench.simulators.base import PHASES
 
 # Relative cost of each phase at one VP (seconds per unit of neuron scale x in-degree scale) and
@@ -56,35 +57,25 @@ def _phases(spec: dict, rng, slow: float) -> dict:
     return phases
 
 
-def make_record(spec: dict, rng, status="ok", silent: str | None = None, slow: float = 1.0) -> dict:
-    """A record valid against the record schema. `silent` names a population that does not fire."""
-    model = spec["model"]
-    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
-    prov = {
-        "spec_hash": snnconfig.canonical_hash(spec),
-        "started_utc": "2026-01-01T00:00:00+00:00",
-        "workflow": {"git_commit": "0" * 40, "git_dirty": False},
-        "benchmark_hash": "synthetic",
-        "python": {"version": "3.11", "executable": "python"},
-        "packages": {"numpy": np.__version__},
-        "host": {
-            "hostname": "synthetic",
-            "platform": "synthetic",
-            "cpu_model": "synthetic",
-            "logical_cpus": 2,
-            "usable_cpus": 2,
-            "load_average_1_5_15": [0.0, 0.0, 0.0],
-        },
-        "environment": {},
-        "slurm": None,
-    }
-    rec = {"schema_version": record.SCHEMA_VERSION, "point": spec, "status": status, "provenance": prov}
-    if status != "ok":
-        rec.update(failure={"reason": "synthetic failure: killed by SIGKILL"}, wall_time_s=1.0)
-        return rec
-    phases = _phases(spec, rng, slow)
-    ranks = spec["resources"]["ranks"]
-    first_ids = (1 + np.concatenate([[0], np.cumsum(net.num_neurons)[:-1]])).tolist()
+SYNTHETIC_PROVENANCE = {
+    "started_utc": "2026-01-01T00:00:00+00:00",
+    "workflow": {"git_commit": "0" * 40, "git_dirty": False},
+    "benchmark_hash": "synthetic",
+    "python": {"version": "3.11", "executable": "python"},
+    "host": {
+        "hostname": "synthetic",
+        "platform": "synthetic",
+        "cpu_model": "synthetic",
+        "logical_cpus": 2,
+        "usable_cpus": 2,
+        "load_average_1_5_15": [0.0, 0.0, 0.0],
+    },
+    "environment": {},
+    "slurm": None,
+}
+
+
+def _populations(net, model: dict, rng, silent: str | None) -> list[dict]:
     reference = pd14.reference_rates(0.1, 0.1, "poisson")[0]
     populations = []
     for i, name in enumerate(pd14.POPULATIONS):
@@ -100,6 +91,26 @@ def make_record(spec: dict, rng, status="ok", silent: str | None = None, slow: f
                 "cv_neurons": int(net.num_neurons[i] // 2) if spikes else 0,
             }
         )
+    return populations
+
+
+def make_record(spec: dict, rng, status="ok", silent: str | None = None, slow: float = 1.0) -> dict:
+    """A record valid against the record schema. `silent` names a population that does not fire."""
+    model = spec["model"]
+    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
+    prov = {
+        "spec_hash": snnconfig.canonical_hash(spec),
+        **copy.deepcopy(SYNTHETIC_PROVENANCE),
+        "packages": {"numpy": np.__version__},
+    }
+    rec = {"schema_version": record.SCHEMA_VERSION, "point": spec, "status": status, "provenance": prov}
+    if status != "ok":
+        rec.update(failure={"reason": "synthetic failure: killed by SIGKILL"}, wall_time_s=1.0)
+        return rec
+    phases = _phases(spec, rng, slow)
+    ranks = spec["resources"]["ranks"]
+    first_ids = (1 + np.concatenate([[0], np.cumsum(net.num_neurons)[:-1]])).tolist()
+    populations = _populations(net, model, rng, silent)
     memory_mb = 300.0 + 50 * net.total_synapses / 1e6
     rank = {
         "rank": 0,
@@ -170,7 +181,7 @@ def write_experiment(
     specs = snnconfig.expand_points(exp)
     paths = {"records": [], "benchmarks": [], "validations": [], "stats": []}
     reference_stats = make_stats(np.random.default_rng(10_000 + seed))
-    references = validation.reference_index(specs, {exp["name"]: exp["simulators"]})
+    references = validation_plan.reference_index(specs, {exp["name"]: exp["simulators"]})
     pool: list = []
     for spec in specs:
         point = root / spec["path"]

@@ -7,7 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from snnbench import config as snnconfig
-from snnbench import families, figures, paths, validation
+from snnbench import families, figures, paths, validation_plan
 
 validate(config, "../schemas/config.schema.yaml")
 try:
@@ -150,8 +150,8 @@ def get_validation_tolerance():
 # Each validated point's default reference run and its other seeds, indexed once (the DAG asks
 # per point). Validated points are those whose family collects validate_point's result.
 VALIDATED = [spec for path, spec in POINTS.items() if "validation.json" in family_of_point(path).collected]
-REFERENCES = validation.reference_index(VALIDATED)
-SEED_PEERS = validation.seed_peer_index(VALIDATED)
+REFERENCES = validation_plan.reference_index(VALIDATED)
+SEED_PEERS = validation_plan.seed_peer_index(VALIDATED)
 
 
 def get_reference_stats(wildcards):
@@ -190,7 +190,7 @@ def get_figure_stats(wildcards):
     if not figures.needs_distributions(panels):
         return []
     specs = [POINTS[path] for path in _experiment_points(wildcards.experiment)]
-    return [f"{path}/stats.npz" for path in validation.figure_points(specs)]
+    return [f"{path}/stats.npz" for path in validation_plan.figure_points(specs)]
 
 
 def get_experiment_summary(wildcards):

@@ -46,37 +46,25 @@ def device_facts(device: torch.device, threads: int) -> dict:
     return {"type": "cpu", "name": platform.processor() or platform.machine(), "torch_threads": threads}
 
 
-def run(spec: dict, outdir: Path) -> dict:
-    model = spec["model"]
-    name = spec["simulator"]
-    framework = FRAMEWORKS[name]
-    n, steps, batch = model["n"], model["T"], model["batch"]
-    result = {
-        "status": "ok",
-        "framework": {
-            "name": name,
-            "api": framework.api,
-            "package": framework.package,
-            "version": _version(framework.package),
-            "torch_version": torch.__version__,
-            "time_loop": model["time_loop"] if framework.time_loop == "ours" else "library",
-            "differences": list(framework.differences),
-        },
+def framework_facts(spec: dict) -> dict:
+    framework = FRAMEWORKS[spec["simulator"]]
+    return {
+        "name": spec["simulator"],
+        "api": framework.api,
+        "package": framework.package,
+        "version": _version(framework.package),
+        "torch_version": torch.__version__,
+        "time_loop": spec["model"]["time_loop"] if framework.time_loop == "ours" else "library",
+        "differences": list(framework.differences),
     }
-    if spec["device"] == "cuda" and not torch.cuda.is_available():
-        result.update(status="skipped", reason=f"no GPU: torch {torch.__version__} sees no CUDA device")
-        return result
-    device = torch.device(spec["device"])
-    dtype = DTYPES[model["dtype"]]
-    threads = spec["resources"]["threads"]
-    torch.set_num_threads(threads)
-    torch.set_float32_matmul_precision(model["matmul_precision"])
-    result["device"] = device_facts(device, threads)
-    rss_start = process_mb("VmRSS")
 
-    # The input gain: on the reference (the spec's neuron), then on the framework's own neuron so
-    # that its spike rate matches (the same gain where the framework implements the spec).
-    seed = spec["seed"]
+
+def build_calibrated(spec: dict, device, dtype):
+    """The framework's layer and its input, with the input gain calibrated: on the reference (the
+    spec's neuron), then on the framework's own neuron so that its spike rate matches (the same
+    gain where the framework implements the spec). Returns layer, input and the activity facts."""
+    model, name, seed = spec["model"], spec["simulator"], spec["seed"]
+    n, steps, batch = model["n"], model["T"], model["batch"]
     x_tbn = lif.make_input(steps, batch, n, seed, device, dtype)
     start = time.perf_counter()
     weight = lif.linear(n, seed, device, dtype).weight.detach()
@@ -84,30 +72,47 @@ def run(spec: dict, outdir: Path) -> dict:
     # on two batch elements: a 1e3-fold sample of n x T spikes is plenty for the rate.
     calib_batch = min(batch, 2)
     reference_gain, reference_rate = lif.calibrate_gain(NEURON, weight, x_tbn[:, :calib_batch], NEURON["target_rate"])
-    x = x_tbn if framework.layout == "TBN" else x_tbn.transpose(0, 1).contiguous()
+    x = x_tbn if FRAMEWORKS[name].layout == "TBN" else x_tbn.transpose(0, 1).contiguous()
     del x_tbn, weight
     layer = models.build(name, NEURON, n, reference_gain, model["time_loop"], seed, device, dtype)
     models.check_trainable(layer, NEURON)
     gain, _ = models.calibrate(layer, x, NEURON["target_rate"], reference_rate, max_batch=calib_batch)
-    calibrate_s = time.perf_counter() - start
-
+    activity = {
+        "target_rate": NEURON["target_rate"],
+        "reference_rate": reference_rate,
+        "input_gain": gain,
+        "reference_input_gain": reference_gain,
+        "calibrate_s": time.perf_counter() - start,
+    }
     with torch.no_grad():
-        spike_rate = float(layer(x).float().mean())
+        activity = {"spike_rate": float(layer(x).float().mean()), **activity}
+    return layer, x, activity
+
+
+def run(spec: dict, outdir: Path) -> dict:
+    model = spec["model"]
+    result = {"status": "ok", "framework": framework_facts(spec)}
+    if spec["device"] == "cuda" and not torch.cuda.is_available():
+        result.update(status="skipped", reason=f"no GPU: torch {torch.__version__} sees no CUDA device")
+        return result
+    device, threads = torch.device(spec["device"]), spec["resources"]["threads"]
+    torch.set_num_threads(threads)
+    torch.set_float32_matmul_precision(model["matmul_precision"])
+    result["device"] = device_facts(device, threads)
+    rss_start = process_mb("VmRSS")
+    layer, x, activity = build_calibrated(spec, device, DTYPES[model["dtype"]])
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats(device)
     rss_before = process_mb("VmRSS")
-
-    reps = spec["timing"]["repetitions"]
     measured = timing.measure(
         lambda: layer(x),
         lambda: layer.zero_grad(set_to_none=True),
         device,
-        repetitions=reps,
+        repetitions=spec["timing"]["repetitions"],
         min_warmup=spec["timing"]["warmup_min_steps"],
         max_warmup=spec["timing"]["warmup_max_steps"],
     )
-
     memory = {"rss_start_mb": rss_start, "rss_before_timing_mb": rss_before, "peak_rss_mb": process_mb("VmHWM")}
     if device.type == "cuda":
         memory["cuda_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
@@ -116,25 +121,15 @@ def run(spec: dict, outdir: Path) -> dict:
     else:
         peak, source = sanity.cpu_peak_flops(threads)
     medians = {k: measured[f"{k}_s"]["median"] for k in ("forward", "backward", "step")}
-    check = sanity.check(medians, steps, batch, n, peak)
+    check = sanity.check(medians, model["T"], model["batch"], model["n"], peak)
     check["peak_source"] = source
-
     result.update(
-        {
-            "timing": measured,
-            "memory": memory,
-            "activity": {
-                "spike_rate": spike_rate,
-                "target_rate": NEURON["target_rate"],
-                "reference_rate": reference_rate,
-                "input_gain": gain,
-                "reference_input_gain": reference_gain,
-                "calibrate_s": calibrate_s,
-            },
-            "sanity": check,
-            "trainable_parameters": models.trainable(layer),
-            "neuron": NEURON,
-        }
+        timing=measured,
+        memory=memory,
+        activity=activity,
+        sanity=check,
+        trainable_parameters=models.trainable(layer),
+        neuron=NEURON,
     )
     return result
 

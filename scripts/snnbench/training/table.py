@@ -39,31 +39,35 @@ def training_row(rec: dict, benchmark: dict | None = None) -> dict:
     if rec["status"] != "ok":
         row["valid"] = False
         return row
-    for name in ("forward", "backward", "step"):
-        stats = training["timing"][f"{name}_s"]
-        row.update({f"{name}_{k}_s": stats[k] for k in ("median", "q1", "q3", "iqr", "min", "max")})
-    warmup = training["timing"]["warmup"]
-    row.update(
-        {
-            "warmup_steps": warmup["steps"],
-            "warmup_settled": warmup["settled"],
-            "first_step_s": warmup["first_step_s"],
-            "compile_s": warmup["compile_s"],
-        }
-    )
-    row["device_name"] = training["device"]["name"]
-    row.update({k: v for k, v in training["memory"].items()})
-    row.update({k: training["activity"][k] for k in ("spike_rate", "target_rate", "reference_rate", "input_gain")})
+    row.update(measurement_columns(training))
     sanity = training["sanity"]
-    row.update(
-        {
-            "flops_forward": sanity["flops_forward"],
-            "peak_flops": sanity["peak_flops"],
-            "min_forward_s": sanity["min_time_s"]["forward"],
-            "sanity_passed": sanity["passed"],
-            "sanity_problems": "; ".join(sanity["problems"]),
-        }
-    )
     # Sanity before performance: a time below the FLOP bound is a measurement error, not a result.
     row["valid"] = bool(sanity["passed"])
     return row
+
+
+def measurement_columns(training: dict) -> dict:
+    """Times (medians, quartiles), warm-up, memory, activity and the FLOP sanity check of a finished point."""
+    columns = {}
+    for name in ("forward", "backward", "step"):
+        stats = training["timing"][f"{name}_s"]
+        columns.update({f"{name}_{k}_s": stats[k] for k in ("median", "q1", "q3", "iqr", "min", "max")})
+    warmup = training["timing"]["warmup"]
+    columns.update(
+        warmup_steps=warmup["steps"],
+        warmup_settled=warmup["settled"],
+        first_step_s=warmup["first_step_s"],
+        compile_s=warmup["compile_s"],
+        device_name=training["device"]["name"],
+    )
+    columns.update(training["memory"])
+    columns.update({k: training["activity"][k] for k in ("spike_rate", "target_rate", "reference_rate", "input_gain")})
+    sanity = training["sanity"]
+    columns.update(
+        flops_forward=sanity["flops_forward"],
+        peak_flops=sanity["peak_flops"],
+        min_forward_s=sanity["min_time_s"]["forward"],
+        sanity_passed=sanity["passed"],
+        sanity_problems="; ".join(sanity["problems"]),
+    )
+    return columns
