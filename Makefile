@@ -104,7 +104,7 @@ format: env
 
 ## bench: workflow overhead per point, and our NEST PD14 against INM-6's reference implementation
 bench: env
-	$(VENV)/bin/python -m snnbench.bench $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench $(ARGS)
 
 ## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
 bench-analysis: env
@@ -113,11 +113,11 @@ bench-analysis: env
 ## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
 bench-slurm: env
 	tests/slurm/cluster.sh start
-	$(VENV)/bin/python -m snnbench.bench --only snakemake --only slurm $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench --only snakemake --only slurm $(ARGS)
 
 ## bench-pynn: PyNN on NEST against PyNEST on the same points: per phase (ratio of medians), synapses, rates
 bench-pynn: env
-	$(VENV)/bin/python -m snnbench.bench --only pynn $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench --only pynn $(ARGS)
 
 ## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
 bench-brian2: env env-brian2

@@ -8,8 +8,9 @@ import tarfile
 
 import pandas as pd
 import pytest
-from snnbench import archive, regression, report, synthetic, table
+from snnbench import archive, regression, report, table
 from snnbench import config as snnconfig
+from snnbench.dev import synthetic
 from test_figures import BOUNDS, TOLERANCE
 
 EXPERIMENT = synthetic.experiment(name="shared", threads=(1, 2), seeds=(1, 2))

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from conftest import BOUNDS
 from snnbench import config as snnconfig
-from snnbench import figures, synthetic, table
+from snnbench import figures, table, validation_plan
+from snnbench.dev import synthetic
 from snnbench.simulators.base import PHASES
 
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
@@ -37,7 +38,7 @@ def tables(tmp_path_factory):
     )
     points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     points["path"] = points["path"].map(str)
-    stats = [root / path / "stats.npz" for path in figures.validation.figure_points(SPECS)]
+    stats = [root / path / "stats.npz" for path in validation_plan.figure_points(SPECS)]
     return points, stats
 
 

@@ -148,7 +148,7 @@ def test_point_files_round_trip(tmp_path):
 
 def test_reference_and_seed_peers_from_the_config():
     from snnbench import config as snnconfig
-    from snnbench import synthetic
+    from snnbench.dev import synthetic
 
     strong = synthetic.experiment(name="s", simulators=("nest", "brian2-cpp"), threads=(2, 1), seeds=(7, 3))
     weak = synthetic.experiment(name="w", threads=(1, 2), seeds=(1, 2), scaling="weak")
