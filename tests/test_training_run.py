@@ -166,13 +166,54 @@ def test_ci_experiment_records_every_library(ci_run):
     assert set(everything["experiment"]) == {"snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"}
 
 
-def test_indexing_x_t_makes_backward_slower_than_unbind(ci_run):
+GRAPH_NODES = """
+import json, sys
+import torch
+from snnbench.training import lif
+from snnbench.training.spec import NEURON
+
+steps, batch, n = 50, 2, 8
+counts = {}
+for loop in ("index", "unbind"):
+    current = torch.randn(steps, batch, n, requires_grad=True)
+    node, seen, names = lif.ReferenceLIF(NEURON, loop)(current).grad_fn, set(), []
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        names.append(type(node).__name__)
+        stack += [parent for parent, _ in node.next_functions]
+    counts[loop] = {"select": names.count("SelectBackward0"), "unbind": names.count("UnbindBackward0")}
+json.dump({"steps": steps, "counts": counts}, sys.stdout)
+"""
+
+
+def test_indexing_x_t_gives_a_backward_node_per_step():
+    """x[t] from a tensor that needs gradients adds one SelectBackward node per step, each writing a
+    full-size [T, B, n] gradient (T^2 B n values in all); unbind adds one node for the sequence
+    (T B n values). Counted in the autograd graph, not timed: the timing is the benchmark's and
+    the training_time_loop figure's."""
+    python = REPO / ".venv-torch" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("environment torch not installed (make env-torch)")
+    out = subprocess.run([str(python), "-c", GRAPH_NODES], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    steps, counts = result["steps"], result["counts"]
+    assert counts["index"] == {"select": steps, "unbind": 0}
+    assert counts["unbind"] == {"select": 0, "unbind": 1}
+    # Gradient values written into the input's shape: one full tensor per node.
+    assert counts["index"]["select"] == steps * counts["unbind"]["unbind"]
+
+
+def test_both_time_loops_run_through_the_workflow(ci_run):
     workdir, _ = ci_run
     loop = pd.read_csv(workdir / "results/snn-training-ci-loop/points.csv")
     assert (loop["status"] == "ok").all()
-    backward = loop.pivot_table(index="framework", columns="loop", values="backward_median_s")
-    for framework in ("torch", "snntorch"):
-        assert backward.loc[framework, "index"] > 1.5 * backward.loc[framework, "unbind"]
+    assert set(loop["loop"]) == {"index", "unbind"}
+    assert loop["backward_median_s"].gt(0).all()
 
 
 def test_ci_figures_are_made(ci_run):

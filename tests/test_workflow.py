@@ -188,12 +188,31 @@ def test_rerun_failed_points(finished):
     assert [k for k in after if after[k] != records[k]] == failed
 
 
+def test_damaged_record_is_set_aside_and_its_point_rerun(finished):
+    """A record cut short (full disk) is named, kept as record.json.damaged, and its point runs
+    again; the other points are not touched and the tables are made."""
+    workdir, configfile, _ = finished
+    target = f"{OK_POINTS[0]}/record.json"
+    text = (workdir / target).read_text()
+    (workdir / target).write_text(text[: len(text) // 2])
+    records = mtimes(workdir, "results/**/record.json")
+    proc = snakemake(workdir, "--configfile", configfile)
+    assert f"{target} is damaged" in proc.stdout + proc.stderr
+    assert (workdir / f"{target}.damaged").read_text() == text[: len(text) // 2]
+    assert json.loads((workdir / target).read_text())["status"] == "ok"
+    after = mtimes(workdir, "results/**/record.json")
+    assert [k for k in after if after[k] != records.get(k)] == [target]
+    points = pd.read_csv(workdir / "results/tiny/points.csv")
+    assert points.loc[points["path"] == OK_POINTS[0], "status"].item() == "ok"
+
+
 def test_config_error_stops_before_any_job(workflow_copy):
     bad = {"experiments": [dict(CONFIG["experiments"][0], scaling="fast")]}
     proc = snakemake(workflow_copy, "--configfile", write_config(workflow_copy, bad), check=False)
     assert proc.returncode != 0
-    assert "'fast' is not one of ['strong', 'weak']" in proc.stderr
-    assert "['experiments'][0]['scaling']" in proc.stderr
+    output = proc.stdout + proc.stderr
+    assert "experiments[0].scaling: 'fast' is not one of ['strong', 'weak']" in output
+    assert "config/test.yaml" in output
     assert list((workflow_copy / "results").iterdir()) == []
 
 

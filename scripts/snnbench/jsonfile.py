@@ -27,3 +27,23 @@ def write_json(obj, path) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1) + "\n")
     tmp.replace(path)
+
+
+def set_aside_damaged(paths, dry_run: bool) -> list[str]:
+    """Files among `paths` that exist but are not complete JSON (a full disk, a killed copy):
+    renamed to <name>.damaged so that the workflow writes them anew (nothing is deleted). In a dry
+    run only named. Returns one line per file."""
+    lines = []
+    for path in map(Path, paths):
+        if not path.exists():
+            continue
+        try:
+            with open(path) as f:
+                json.load(f)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            kept = path.with_name(path.name + ".damaged")
+            if not dry_run:
+                path.replace(kept)
+            action = "would be set aside" if dry_run else f"set aside as {kept.name}"
+            lines.append(f"{path} is damaged ({error}); {action}, its point runs again")
+    return lines

@@ -4,12 +4,11 @@ which workflow version, and what became of it."""
 from __future__ import annotations
 
 import html
-import json
-from pathlib import Path
 
 import pandas as pd
 
 from snnbench import families
+from snnbench.jsonfile import read_json
 
 
 def provenance_row(rec: dict) -> dict:
@@ -39,7 +38,7 @@ def provenance_row(rec: dict) -> dict:
 
 
 def provenance_table(record_paths: list, points: pd.DataFrame | None = None) -> pd.DataFrame:
-    table = pd.DataFrame([provenance_row(json.loads(Path(p).read_text())) for p in record_paths])
+    table = pd.DataFrame([provenance_row(read_json(p)) for p in record_paths])
     if points is not None and not table.empty:
         verdict = points.set_index("path")
         problems = verdict.reindex(table["point"])

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench import pd14
+from snnbench.jsonfile import read_json
 
 STATISTICS = ("rate", "cv_isi", "correlation")
 UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
@@ -303,7 +304,7 @@ def read_spikes(path) -> tuple[np.ndarray, np.ndarray]:
 def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict:
     """Statistics of one point's spikes (Snakemake rule point_statistics); empty for failed
     points and points that recorded no spikes, with the reason in the metadata."""
-    rec = json.loads(Path(record_path).read_text())
+    rec = read_json(record_path)
     model = rec["point"]["model"]
     meta = {"point": rec["point"]["path"], "settings": settings, "reason": None}
     stats: dict = {}

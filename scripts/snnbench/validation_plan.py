@@ -41,14 +41,21 @@ def reference_index(points: list[dict], simulators: dict[str, list[str]] | None 
     return index
 
 
-def seed_peer_index(points: list[dict]) -> dict[str, list[str]]:
-    """For every point, the paths of its other seeds (same experiment, simulator, resources
-    and model), in one pass."""
+def seed_peer_index(points: list[dict], max_peers: int | None = None) -> dict[str, list[str]]:
+    """For every point, the paths of its other seeds (same experiment, simulator, resources and
+    model), in one pass: all of them, or the `max_peers` next ones in seed order (wrapping around),
+    so that planning stays linear in the number of seeds."""
     groups: dict = {}
     for p in points:
         key = (p["experiment"], p["simulator"], json.dumps(p["resources"], sort_keys=True), _model_key(p))
-        groups.setdefault(key, []).append(p["path"])
-    return {path: [other for other in members if other != path] for members in groups.values() for path in members}
+        groups.setdefault(key, []).append(p)
+    index = {}
+    for members in groups.values():
+        paths = [p["path"] for p in sorted(members, key=lambda p: p["seed"])]
+        peers = len(paths) - 1 if max_peers is None else min(max_peers, len(paths) - 1)
+        for i, path in enumerate(paths):
+            index[path] = [paths[(i + k) % len(paths)] for k in range(1, peers + 1)]
+    return index
 
 
 def figure_points(specs: list[dict]) -> list[str]:

@@ -4,16 +4,22 @@
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from snnbench import config as snnconfig
-from snnbench import families, figures, paths, validation_plan
+from snnbench import config_check, families, figures, jsonfile, paths, validation_plan
 
-validate(config, "../schemas/config.schema.yaml")
+# Refused before any job, in a few lines naming the file, the key and what is allowed.
+CONFIG_FILES = ", ".join(map(str, workflow.configfiles)) or "no config file"
+_problems = config_check.schema_problems(config)
+if _problems:
+    raise WorkflowError(f"Error in config ({CONFIG_FILES}):\n  " + "\n  ".join(_problems))
+validate(config, "../schemas/config.schema.yaml")  # fills in the schema's defaults
 try:
     snnconfig.check(config)
 except snnconfig.ConfigError as error:
-    raise WorkflowError(f"Error in config: {error}")
+    raise WorkflowError(f"Error in config ({CONFIG_FILES}): {error}")
 
 # Every point of every configured experiment, keyed by its results directory.
 POINTS = snnconfig.all_points(config)
@@ -43,6 +49,10 @@ def check_environments():
 
 
 check_environments()
+# A record cut short (full disk, killed copy) would stop every table of its experiment: set it
+# aside, so that its point runs again, and say so.
+for _line in jsonfile.set_aside_damaged([f"{path}/record.json" for path in POINTS], workflow.dryrun):
+    logger.warning(_line)
 # Figures: per experiment (its family's: name -> panels), across tables (comparisons), archives read beside.
 FIGURE_EXPERIMENTS = config["figures"]["experiments"] or list(EXPERIMENTS)
 FIGURES = {name: (FAMILY[name].figures(config) if name in FIGURE_EXPERIMENTS else {}) for name in EXPERIMENTS}
@@ -151,7 +161,7 @@ def get_validation_tolerance():
 # per point). Validated points are those whose family collects validate_point's result.
 VALIDATED = [spec for path, spec in POINTS.items() if "validation.json" in family_of_point(path).collected]
 REFERENCES = validation_plan.reference_index(VALIDATED)
-SEED_PEERS = validation_plan.seed_peer_index(VALIDATED)
+SEED_PEERS = validation_plan.seed_peer_index(VALIDATED, config["validation"]["seed_peers"])
 
 
 def get_reference_stats(wildcards):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import numpy as np
+
 from snnbench import pd14
 from snnbench.families.base import Family
 from snnbench.simulators import SIMULATORS
@@ -41,6 +43,32 @@ class PD14(Family):
     collected = ("validation.json",)
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
+
+    def check(self, index: int, experiment: dict) -> list[str]:
+        """What the schema cannot say: repeated simulators, model times off the 0.1 ms grid, and
+        model sizes so small that a population has no neuron (it would fail inside the simulator)."""
+        where = f"experiments[{index}] ({experiment['name']})"
+        problems = []
+        simulators = experiment["simulators"]
+        if len(set(simulators)) != len(simulators):
+            problems.append(f"{where}: simulators must not repeat: {simulators}")
+        model = experiment["pd14"]
+        for key in ("t_sim_ms", "t_presim_ms"):
+            steps = model.get(key, 0) / pd14.DT_MS
+            if abs(steps - round(steps)) > 1e-9:
+                problems.append(
+                    f"{where}: pd14.{key} = {model[key]:g} is not a multiple of the resolution {pd14.DT_MS} ms"
+                )
+        smallest = min(spec["model"]["neuron_scale"] for spec in self.expand(experiment))
+        sizes = np.round(pd14.FULL_NUM_NEURONS * smallest).astype(int)
+        if sizes.min() < 1:
+            key = "neuron_scale" if "neuron_scale" in model else "neuron_scale_per_vp"
+            problems.append(
+                f"{where}: pd14.{key} gives populations without neurons (neuron scale {smallest:g}: "
+                f"{dict(zip(pd14.POPULATIONS, sizes.tolist(), strict=True))}); the smallest scale with a neuron in "
+                f"every population is {1 / pd14.FULL_NUM_NEURONS.min():.2e}"
+            )
+        return problems
 
     def expand(self, experiment: dict) -> list[dict]:
         """simulators x resource shapes x seeds. Strong scaling keeps the model size fixed; weak

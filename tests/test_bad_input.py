@@ -1,0 +1,95 @@
+"""Bad input is refused before any job with a short message naming the file, the key and what is
+allowed; damaged results are named and recomputed, never silently used (issue: bad input)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+from conftest import experiment, snakemake, validated
+from snnbench import config as snnconfig
+from snnbench import config_check, jsonfile, validation_plan
+from snnbench.failed import failed_records
+
+
+def problems(exp: dict, **top) -> list[str]:
+    config = {"experiments": [exp], **top}
+    found = config_check.schema_problems(config)
+    if found:
+        return found
+    try:
+        snnconfig.check(validated(exp))
+    except snnconfig.ConfigError as error:
+        return [str(error)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "change, key, allowed",
+    [
+        (lambda e: e.update(seeds=[55.0]), "experiments[0].seeds[0]", "integer"),
+        (lambda e: e["resources"].update(threads_per_rank=[1.0, 2]), "threads_per_rank[0]", "integer"),
+        (lambda e: e["pd14"].update(t_sim_ms=0.15), "pd14.t_sim_ms", "multiple of the resolution 0.1 ms"),
+        (lambda e: e["pd14"].update(t_sim_ms=0.05), "pd14.t_sim_ms", "multiple of the resolution 0.1 ms"),
+        (lambda e: e["pd14"].update(t_presim_ms=0.05), "pd14.t_presim_ms", "multiple of the resolution 0.1 ms"),
+        (lambda e: e["pd14"].update(neuron_scale=1e-5), "pd14.neuron_scale", "9.39e-04"),
+        (lambda e: e.update(simulators=["nest", "nest"]), "simulators", "must not repeat"),
+        (lambda e: e.pop("seeds"), "experiments[0]", "'seeds' is a required property"),
+        (lambda e: e["pd14"].update(neuron_scale_per_vp=0.1), "experiments[0].pd14", "neuron_scale_per_vp"),
+        (lambda e: e.update(scaling="fast"), "experiments[0].scaling", "'strong', 'weak'"),
+    ],
+)
+def test_refused_with_the_key_and_what_is_allowed(change, key, allowed):
+    exp = experiment()
+    change(exp)
+    found = problems(exp)
+    assert found, "accepted"
+    assert key in found[0] and allowed in found[0], found
+    assert len(found) <= 5 and all(len(line) < 400 for line in found)
+
+
+def test_unknown_top_level_key_lists_the_allowed_keys_in_one_line():
+    found = problems(experiment(), figurse={})
+    assert found[0].startswith("(top level)") and "'figurse' was unexpected" in found[0]
+    assert "allowed keys: experiments" in found[0] and len(found) == 1
+
+
+def test_upscaled_models_are_allowed():
+    """Above 1 the model grows beyond the full one (weak scaling on many VPs reaches it)."""
+    assert problems(experiment(pd14=dict(experiment()["pd14"], neuron_scale=1.5))) == []
+
+
+def test_workflow_names_the_config_file_before_any_job(workflow_copy):
+    bad = copy.deepcopy({"experiments": [experiment(seeds=[55.0])]})
+    (workflow_copy / "config" / "bad.yaml").write_text(yaml.safe_dump(bad))
+    proc = snakemake(workflow_copy, "--configfile", "config/bad.yaml", "--dry-run", check=False)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    message = output[output.index("Error in config") :]
+    assert "config/bad.yaml" in message and "experiments[0].seeds[0]" in message and "integer" in message
+    assert len(message.splitlines()) < 10
+    assert not (workflow_copy / "results" / "unit").exists()
+
+
+def test_planning_is_linear_in_seeds():
+    """Each point's validation waits on a bounded number of its seed peers, not on all of them."""
+    specs = snnconfig.expand_points(validated(experiment(seeds=list(range(1, 501))))["experiments"][0])
+    peers = validation_plan.seed_peer_index(specs, max_peers=4)
+    assert all(len(p) == 4 and len(set(p)) == 4 for p in peers.values())
+    assert all(path not in p for path, p in peers.items())
+    assert sum(map(len, peers.values())) == 4 * len(specs)
+
+
+def test_damaged_record_is_named_set_aside_and_counted_as_failed(tmp_path):
+    point = tmp_path / "results/x/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    point.mkdir(parents=True)
+    record = point / "record.json"
+    record.write_text(json.dumps({"status": "ok", "point": {}}, indent=1)[:20])
+    with pytest.raises(jsonfile.DamagedFile, match=str(record)):
+        jsonfile.read_json(record)
+    assert failed_records(tmp_path / "results") == [record]  # make rerun-failed reruns it
+    assert jsonfile.set_aside_damaged([record], dry_run=True) and record.exists()
+    lines = jsonfile.set_aside_damaged([record], dry_run=False)
+    assert str(record) in lines[0] and not record.exists() and (point / "record.json.damaged").exists()
