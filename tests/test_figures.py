@@ -11,6 +11,7 @@ import pytest
 from conftest import BOUNDS
 from snnbench import config as snnconfig
 from snnbench import figures, table, validation_plan
+from snnbench.config import schema_default
 from snnbench.dev import synthetic
 from snnbench.simulators.base import PHASES
 
@@ -128,7 +129,7 @@ def bar_stacks(ax) -> dict[str, list]:
         color = np.array(patch.get_facecolor()[:3])
         for label, c in colors.items():
             # The first series has the legend's colour, later ones lighter shades of it.
-            if any(np.allclose(color, figures._lighter(c[:3], j), atol=2e-3) for j in range(len(SERIES))):
+            if any(np.allclose(color, figures.lighter(c[:3], j), atol=2e-3) for j in range(len(SERIES))):
                 stacks[label].append((patch.get_x() + patch.get_width() / 2, patch.get_y(), patch.get_height()))
     return stacks
 
@@ -347,3 +348,43 @@ def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
     two_vps = [line for line in lines if list(line.get_xdata()) == [2.0]]
     memory = points[points["vps"] == 2].groupby("shape")["peak_rss_mb_sum"].median() / 1024
     assert sorted(line.get_ydata()[0] for line in two_vps) == pytest.approx(sorted(memory))
+
+
+def test_style_is_seaborns_paper_ticks_without_importing_seaborn():
+    import os
+    import subprocess
+    import sys
+
+    from snnbench.figures.style import PALETTE_COLORS, SEABORN_PAPER_TICKS
+
+    probe = "import sys; from snnbench import figures; figures.style(); print('seaborn' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(snnconfig.REPO / "scripts")}
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env).stdout
+    assert loaded.strip() == "False"  # a figure without seaborn panels never pays its import (scipy.stats)
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="ticks", palette=figures.PALETTE, font="DejaVu Sans")
+    theirs = dict(matplotlib.rcParams)
+    figures.style()
+    for key, value in SEABORN_PAPER_TICKS.items():
+        assert matplotlib.rcParams[key] == (pytest.approx(theirs[key]) if isinstance(value, float) else theirs[key]), (
+            key
+        )
+    assert list(PALETTE_COLORS) == sns.color_palette(figures.PALETTE).as_hex()
+    assert matplotlib.rcParams["pdf.fonttype"] == 42 and matplotlib.rcParams["savefig.dpi"] == 300
+
+
+def test_panel_names_are_unique_across_families():
+    training_panels = [p for panels in figures.training.FIGURES.values() for p in panels]
+    assert len(training_panels) == len(set(training_panels)) and set(training_panels) <= set(figures.PANELS)
+    pd14_panels = {p for p, spec in figures.PANELS.items() if not spec.draw.__module__.endswith(".training")}
+    assert pd14_panels.isdisjoint(training_panels)
+    named = {p for panels in schema_default("figures", "experiment").values() for p in panels}
+    assert named <= pd14_panels  # the default figures' panel names are unchanged
+
+    def rates(ax, data):  # the name of an activity panel, in another module
+        pass
+
+    with pytest.raises(ValueError, match="registered twice"):
+        figures.panel("another rates panel")(rates)
+    assert figures.PANELS["rates"].draw.__module__ == "snnbench.figures.activity"

@@ -14,7 +14,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snnbench import config as snnconfig
 from snnbench import gpu, record, table
-from snnbench.training import equivalence, figures, sanity
+from snnbench.figures import training as training_figures
+from snnbench.training import equivalence, sanity
 from snnbench.training import execute as training_execute
 from snnbench.training import spec as training_spec
 
@@ -123,8 +124,8 @@ def test_sanity_bound_is_two_t_b_n_squared_over_peak():
 
 def test_sanity_rejects_the_published_unsynchronised_gpu_times():
     """The deliberately broken input: 2023 GPU times taken without synchronisation."""
-    ref = figures.read_reference_2023()
-    peak, source = sanity.gpu_peak_flops(figures.REFERENCE_2023_GPU, "float32", "highest")
+    ref = training_figures.read_reference_2023()
+    peak, source = sanity.gpu_peak_flops(training_figures.REFERENCE_2023_GPU, "float32", "highest")
     assert "RTX 2070" in source
     rejected = []
     for _, row in ref.dropna().iterrows():
@@ -198,4 +199,61 @@ def test_training_record_schema_and_row(tmp_path):
     with pytest.raises(Exception, match="'timing' is a required property"):
         record.validate(bad)
     frame = pd.DataFrame([row])
-    assert figures.not_run_lines(frame) == []
+    assert training_figures.not_run_lines(frame) == []
+
+
+def training_points() -> pd.DataFrame:
+    """A points table of two libraries at two widths (seeds 1, 2), a point failing the FLOP check,
+    an index loop and a skipped GPU point."""
+    rows = []
+    for framework, speed in (("torch", 1.0), ("snntorch", 2.0)):
+        for n in (256, 512):
+            for seed in (1, 2):
+                base = speed * n / 256 * 0.01 * seed
+                row = {"framework": framework, "loop": "unbind", "device": "cpu", "status": "ok", "n": n, "T": 100}
+                for k, name in enumerate(training_figures.PASSES):
+                    median = base * (k + 1)
+                    row.update({f"{name}_median_s": median, f"{name}_q1_s": 0.9 * median, f"{name}_q3_s": 1.2 * median})
+                row.update(seed=seed, valid=True, failure_reason=None, min_forward_s=0.001 * n / 256, compile_s=0.5)
+                row.update(spike_rate=0.1 + 0.01 * seed, target_rate=0.1, peak_rss_mb=100.0 * n / 256 + seed)
+                rows.append(row)
+    slow = {f"backward_{q}_s": 5 * rows[0][f"backward_{q}_s"] for q in ("median", "q1", "q3")}
+    index = {**rows[0], "loop": "index", **slow}
+    too_fast = {**rows[-1], "framework": "norse", "valid": False, "forward_median_s": 1e-6}
+    skipped = {**rows[0], "device": "cuda", "status": "skipped", "valid": False, "failure_reason": "no GPU here"}
+    return pd.DataFrame([*rows, index, too_fast, skipped]).assign(experiment="train")
+
+
+def test_training_figures_are_panels_of_the_one_registry(tmp_path):
+    from snnbench import figures
+
+    points = training_points()
+    data = figures.Data(points, series="framework")
+    for name, panels in training_figures.FIGURES.items():
+        assert all(p in figures.PANELS for p in panels), name
+        fig = figures.draw(panels, data, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf", title="train")
+        assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and fig.dpi > 0
+        assert figures.caption(panels)  # the rule's report caption comes from the panels
+    time_fig = figures.draw(training_figures.FIGURES["training_time"], data)
+    forward = time_fig.axes[0]
+    labels = [t.get_text() for t in forward.get_legend().get_texts()]
+    assert labels == ["snntorch", "torch", "torch (x[t])", "FLOP bound", "fails sanity check"]
+    torch = points[(points["framework"] == "torch") & (points["loop"] == "unbind") & (points["status"] == "ok")]
+    expected = torch.groupby("n")["forward_median_s"].median().to_list()
+    torch_line = forward.containers[labels.index("torch")].lines[0]  # error bars in legend order
+    assert list(torch_line.get_ydata()) == pytest.approx(expected)  # median over seeds
+    crosses = next(c for c in forward.collections if c.get_label() == "fails sanity check").get_offsets()
+    assert np.asarray(crosses)[:, 1].tolist() == [1e-6]
+    not_run = time_fig.axes[4].texts[0].get_text()
+    assert not_run.startswith("Not run:") and "skipped: torch: no GPU here" in not_run
+    assert [ax.get_title(loc="left") for ax in time_fig.axes] == ["A", "B", "C", "D", "E"]
+
+
+def test_training_panels_say_when_nothing_ran():
+    from snnbench import figures
+
+    data = figures.Data(training_points().assign(status="failed", valid=False), series="framework")
+    fig = figures.draw(training_figures.FIGURES["training_memory"], data)
+    assert [ax.texts[0].get_text() for ax in fig.axes] == ["no cpu points", "no cuda points"]
+    loop = figures.draw(["training_time_loop"], data)
+    assert loop.axes[0].texts[0].get_text() == "no time_loop 'index' points in this experiment"

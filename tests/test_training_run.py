@@ -17,7 +17,8 @@ import yaml
 from conftest import REPO, snakemake
 from snnbench import config as snnconfig
 from snnbench import gpu
-from snnbench.training import equivalence, figures
+from snnbench.figures import training as figures
+from snnbench.training import equivalence
 from snnbench.training import execute as training_execute
 from snnbench.training.spec import FRAMEWORKS
 

@@ -1,0 +1,74 @@
+"""Publication figures of every benchmark family from points tables (PNG and PDF, one style).
+
+A figure is a grid of panels named in the config (`figures.experiment` for the figures of every
+PD14 experiment, `figures.comparisons` for figures across result tables) or by a family
+(`training.FIGURES` for snn-training). A panel is one function `draw(ax, data)` registered with
+`@panel(caption)`; adding a panel means writing that function in its topic module.
+
+Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
+caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
+panels by topic: performance, activity, comparison (PD14) and training (snn-training).
+
+Every panel works for any series: the series of a panel are the values of `data.series`
+(`simulator` within a PD14 experiment, `table` across result tables, `framework` for
+snn-training). Failed points and invalid ones are kept out of the curves and drawn as red crosses.
+"""
+
+from snnbench import pd14, validation
+from snnbench.figures import activity, comparison, performance, training
+from snnbench.figures.axes import ERRORBAR, MAX_DOTS
+from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
+from snnbench.figures.registry import (
+    PANELS,
+    Data,
+    Panel,
+    caption,
+    draw,
+    layout,
+    load_distributions,
+    needs_distributions,
+    panel,
+)
+from snnbench.figures.style import (
+    DOUBLE_COLUMN_IN,
+    FONT_PT,
+    INVALID,
+    PALETTE,
+    ROW_HEIGHT_IN,
+    SINGLE_COLUMN_IN,
+    colors,
+    lighter,
+    style,
+)
+
+__all__ = [
+    "CONSTRUCTION",
+    "DOUBLE_COLUMN_IN",
+    "ERRORBAR",
+    "FONT_PT",
+    "INVALID",
+    "MAX_DOTS",
+    "PALETTE",
+    "PANELS",
+    "PROPAGATION",
+    "ROW_HEIGHT_IN",
+    "SINGLE_COLUMN_IN",
+    "Data",
+    "Panel",
+    "activity",
+    "caption",
+    "colors",
+    "comparison",
+    "detailed_timer_columns",
+    "draw",
+    "layout",
+    "lighter",
+    "load_distributions",
+    "needs_distributions",
+    "panel",
+    "pd14",
+    "performance",
+    "style",
+    "training",
+    "validation",
+]

@@ -1,0 +1,195 @@
+"""PD14 activity panels: population rates, per-neuron distributions, validation distances.
+
+Invalid points are kept out of the boxes and bars and drawn as red crosses (their medians where
+there are many).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from snnbench import pd14, validation
+from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
+from snnbench.figures.registry import Data, panel
+from snnbench.figures.style import INVALID, colors
+
+
+def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
+    """One row per point and population (columns `keep`, population, rate); None without rates."""
+    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
+    if points.empty or not set(cols) <= set(points.columns):
+        return None
+    long = points.melt(id_vars=keep, value_vars=cols, var_name="population", value_name="rate")
+    long["population"] = long["population"].str.removeprefix("rate_").str.removesuffix("_hz")
+    return long
+
+
+@panel(
+    "population rates of every finished point (invalid ones red; the spread as boxes beyond 40 points) and the "
+    "published reference rates (black)",
+    wide=True,
+)
+def rates(ax, data: Data) -> None:
+    import seaborn as sns
+
+    done = data.points[data.points["status"] == "ok"]
+    hue = data.series if done[data.series].nunique() > 1 else "shape"
+    long = rates_long(done, [hue, "valid"])
+    if long is None:
+        no_data(ax, "no recorded rates")
+        return
+    good, bad = long[long["valid"].astype(bool)], long[~long["valid"].astype(bool)]
+    order = list(pd14.POPULATIONS)
+    if len(done) <= MAX_DOTS:
+        if not good.empty:
+            sns.stripplot(good, x="population", y="rate", hue=hue, dodge=True, size=2.5, ax=ax, order=order)
+        if not bad.empty:
+            sns.stripplot(bad, x="population", y="rate", color=INVALID["color"], marker="X", ax=ax, order=order)
+    else:  # many points: their spread per population as boxes, invalid ones as their medians
+        if not good.empty:
+            sns.boxplot(good, x="population", y="rate", hue=hue, order=order, fliersize=0, linewidth=0.6, ax=ax)
+        if not bad.empty:
+            med = bad.groupby("population")["rate"].median().reindex(order)
+            ax.scatter(range(len(order)), med, label="invalid (median)", **INVALID)
+    first = done.iloc[0]
+    reference = pd14.reference_rates(first["neuron_scale"], first["indegree_scale"], first["input"])
+    if reference is not None:
+        ref_rates, _ = reference
+        ax.scatter(
+            range(len(pd14.POPULATIONS)),
+            [ref_rates[p] for p in pd14.POPULATIONS],
+            marker="_",
+            s=120,
+            color="black",
+            label="reference",
+            zorder=6,
+        )
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("population")
+    ax.set_ylabel("rate (spikes/s)")
+    legend(ax, title=hue)
+
+
+@panel(
+    "population rates per simulator (mean over seeds and shapes; bars span the points); the title says whether each "
+    "simulator's rates agree with NEST's within the seed-to-seed spread",
+    wide=True,
+)
+def rates_by_simulator(ax, data: Data) -> None:
+    import seaborn as sns
+
+    from snnbench import compare
+
+    long = rates_long(data.valid, [data.series])
+    if long is None:
+        no_data(ax, "no valid rates")
+        return
+    sns.barplot(
+        long,
+        x="population",
+        y="rate",
+        hue=data.series,
+        palette=colors(data.points[data.series]),
+        errorbar=ERRORBAR,
+        err_kws={"linewidth": 0.8},
+        order=list(pd14.POPULATIONS),
+        ax=ax,
+    )
+    table = compare.agreement(data.points)
+    if not table.empty:
+        verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+        words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
+        if words:
+            ax.set_title("rates vs NEST within the seed spread: " + ", ".join(words), loc="right")
+    ax.set_xlabel("population")
+    ax.set_ylabel("rate (spikes/s)")
+    legend(ax, title=data.series)
+
+
+def _distribution(ax, data: Data, statistic: str, label: str) -> None:
+    import seaborn as sns
+
+    dist = data.distributions
+    if dist is None or dist.empty or not (dist["statistic"] == statistic).any():
+        no_data(ax, "no spike statistics")
+        return
+    sub = dist[dist["statistic"] == statistic]
+    hue = data.series if sub[data.series].nunique() > 1 else "shape"
+    order = [v for v in dict.fromkeys(data.points.sort_values("vps", kind="stable")[hue]) if v in set(sub[hue])]
+    sns.boxplot(
+        sub[sub["valid"].astype(bool)],
+        x="population",
+        y="value",
+        hue=hue,
+        hue_order=order,
+        order=list(pd14.POPULATIONS),
+        palette=colors(order),
+        fliersize=0,
+        whis=(5, 95),
+        linewidth=0.6,
+        ax=ax,
+    )
+    invalid = sub[~sub["valid"].astype(bool)]
+    if not invalid.empty:
+        med = invalid.groupby("population")["value"].median().reindex(list(pd14.POPULATIONS))
+        ax.scatter(range(len(med)), med, label="invalid (median)", **INVALID)
+    ax.set_xlabel("population")
+    ax.set_ylabel(label)
+    legend(ax, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, title=hue, alignment="right")
+
+
+@panel(
+    "per-neuron firing rates of the neuron subsample per population (boxes: quartiles, whiskers: 5-95 %)",
+    needs_distributions=True,
+)
+def rate_distribution(ax, data: Data) -> None:
+    _distribution(ax, data, "rate", "rate (spikes/s)")
+
+
+@panel("ISI coefficients of variation per population (neurons with enough spikes)", needs_distributions=True)
+def cv_isi_distribution(ax, data: Data) -> None:
+    _distribution(ax, data, "cv_isi", "ISI CV")
+
+
+@panel("pairwise spike-count correlation coefficients per population (2 ms bins)", needs_distributions=True)
+def correlation_distribution(ax, data: Data) -> None:
+    _distribution(ax, data, "correlation", "correlation coefficient")
+    if data.distributions is not None and not data.distributions.empty:
+        ax.axhline(0.0, color="grey", lw=0.6, ls=":")
+
+
+@panel(
+    "Kolmogorov-Smirnov distance of each point's statistics to its reference run, relative to the tolerance "
+    "(above 1 = outside: the point is invalid)"
+)
+def validation_distances(ax, data: Data) -> None:
+    points = data.points
+    if "validation_excess_rate" not in points or not points["validation_checked"].astype(bool).any():
+        no_data(ax, "no validation results")
+        return
+    long = points[points["validation_checked"].astype(bool)].melt(
+        id_vars=["vps", "valid"],
+        value_vars=[f"validation_excess_{s}" for s in validation.STATISTICS],
+        var_name="statistic",
+        value_name="excess",
+    )
+    long["statistic"] = long["statistic"].str.removeprefix("validation_excess_")
+    long = long.dropna(subset=["excess"])
+    order = list(validation.STATISTICS)
+    rng = np.random.default_rng(0)  # horizontal jitter only
+    x = long["statistic"].map(order.index) + rng.uniform(-0.2, 0.2, len(long))
+    within = long["excess"] <= 1.0
+    dense = len(long) > 3 * MAX_DOTS  # thousands of markers: raster them in the PDF (small, fast files)
+    ax.scatter(
+        x[within], long["excess"][within], s=10, color="0.3", label="within tolerance", clip_on=False, rasterized=dense
+    )
+    if (~within).any():
+        ax.scatter(x[~within], long["excess"][~within], label="outside: invalid", clip_on=False, **INVALID)
+    ax.axhline(1.0, color=INVALID["color"], lw=0.8, ls="--")
+    ax.set_xticks(range(len(order)), [s.replace("_", " ") for s in order])
+    ax.set_xlim(-0.5, len(order) - 0.5)
+    ax.set_ylim(bottom=0, top=max(1.2, float(long["excess"].max()) * 1.1 if len(long) else 1.2))
+    ax.set_xlabel("statistic (worst population of each point)")
+    ax.set_ylabel("KS to reference / allowed")
+    legend(ax)

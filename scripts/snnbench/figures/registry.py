@@ -1,0 +1,134 @@
+"""The panel registry and the figure: panels are functions `draw(ax, data)` registered with
+`@panel(caption)`; a figure is a grid of named panels, lettered, saved as PNG and PDF."""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from snnbench import validation
+from snnbench.figures.style import DOUBLE_COLUMN_IN, FONT_PT, ROW_HEIGHT_IN, SINGLE_COLUMN_IN, style
+
+
+@dataclass
+class Data:
+    """What panels draw from: every point (failed and invalid included), the column naming the
+    series (`simulator` or `table` for PD14, `framework` for snn-training) and, where a figure's
+    panels need them, the statistics of recorded spikes."""
+
+    points: pd.DataFrame
+    series: str = "simulator"
+    distributions: pd.DataFrame | None = None  # long: path, population, statistic, value, ...
+
+    @property
+    def valid(self) -> pd.DataFrame:
+        return self.points[self.points["valid"].astype(bool)]
+
+    @property
+    def invalid(self) -> pd.DataFrame:
+        return self.points[~self.points["valid"].astype(bool)]
+
+
+@dataclass(frozen=True)
+class Panel:
+    draw: Callable
+    caption: str
+    needs_distributions: bool = False
+    wide: bool = False  # alone in a figure, it takes the page width (many categories)
+
+
+PANELS: dict[str, Panel] = {}  # every family's panels; names are unique across families
+
+
+def panel(caption: str, needs_distributions: bool = False, wide: bool = False) -> Callable:
+    """Register a panel under its function's name."""
+
+    def register(draw: Callable) -> Callable:
+        if draw.__name__ in PANELS and PANELS[draw.__name__].draw.__module__ != draw.__module__:
+            raise ValueError(f"panel {draw.__name__!r} is registered twice")
+        PANELS[draw.__name__] = Panel(draw, caption, needs_distributions, wide)
+        return draw
+
+    return register
+
+
+def caption(panels: list[str]) -> str:
+    """The panels' captions, lettered like the panels."""
+    if len(panels) == 1:
+        text = PANELS[panels[0]].caption
+        return text[0].upper() + text[1:] + "."
+    return " ".join(f"{string.ascii_uppercase[i]}: {PANELS[name].caption}." for i, name in enumerate(panels))
+
+
+def layout(n: int, wide: bool = False) -> tuple[int, int, float]:
+    """(rows, columns, width in inches): one panel in one journal column (a wide one over the
+    page), more over the page."""
+    if n == 1:
+        return 1, 1, DOUBLE_COLUMN_IN if wide else SINGLE_COLUMN_IN
+    cols = 2 if n in (2, 4) else 3
+    return math.ceil(n / cols), cols, DOUBLE_COLUMN_IN
+
+
+def draw(panels: list[str], data: Data, png: str | None = None, pdf: str | None = None, title: str = ""):
+    """Draw the named panels on one figure and save it; returns the Figure (closed after saving)."""
+    unknown = [p for p in panels if p not in PANELS]
+    if unknown:
+        raise ValueError(f"unknown panels {unknown}; known: {', '.join(PANELS)}")
+    style()
+    rows, cols, width = layout(len(panels), wide=len(panels) == 1 and PANELS[panels[0]].wide)
+    fig = plt.figure(figsize=(width, ROW_HEIGHT_IN * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for i, (ax, name) in enumerate(zip(axes, panels, strict=False)):
+        PANELS[name].draw(ax, data)
+        if len(panels) > 1:
+            ax.set_title(string.ascii_uppercase[i], loc="left", fontweight="bold")
+    for ax in axes[len(panels) :]:
+        ax.remove()
+    if title:
+        fig.suptitle(title, fontsize=FONT_PT)
+    if png:
+        fig.savefig(png)
+    if pdf:
+        fig.savefig(pdf)
+    plt.close(fig)
+    return fig
+
+
+def needs_distributions(panels: list[str]) -> bool:
+    return any(PANELS[p].needs_distributions for p in panels if p in PANELS)
+
+
+def load_distributions(
+    stats_paths: list, points: pd.DataFrame, series: str = "simulator", max_values: int = 200
+) -> pd.DataFrame:
+    """The samples of the given stats.npz files as one long table, with each point's series,
+    shape and validity from `points` (matched by the point's path). A sample larger than
+    `max_values` is thinned to a random subset of that size (fixed seed): box plots of the
+    quartiles look the same and draw in a fraction of the time."""
+    rng = np.random.default_rng(0)
+    keyed = points.set_index("path")
+    values, meta_rows, counts = [], [], []
+    for path in stats_paths:
+        stats, meta = validation.load(path)
+        if meta["reason"] or meta["point"] not in keyed.index:
+            continue
+        row = keyed.loc[meta["point"]]
+        for pop, samples in stats.items():
+            for stat in validation.STATISTICS:
+                sample = samples[stat]
+                if sample.size > max_values:
+                    sample = rng.choice(sample, max_values, replace=False)
+                values.append(sample)
+                counts.append(sample.size)
+                meta_rows.append((meta["point"], row[series], row["shape"], bool(row["valid"]), pop, stat))
+    if not values:
+        return pd.DataFrame()
+    columns = ["path", series, "shape", "valid", "population", "statistic"]
+    frame = pd.DataFrame(meta_rows, columns=columns).loc[np.repeat(np.arange(len(meta_rows)), counts)]
+    return frame.reset_index(drop=True).assign(value=np.concatenate(values))
