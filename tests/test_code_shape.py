@@ -1,0 +1,40 @@
+"""The code's shape: no family branch outside the family modules, modules and functions small."""
+
+import ast
+import re
+
+from conftest import REPO
+
+FAMILY_BRANCH = re.compile(r'(==|!=) *"(pd14|snn-training)"|model_name|is_training|snn_training')
+FAMILY_MODULES = ("scripts/snnbench/families/", "scripts/snnbench/training/")
+
+
+def code_files():
+    for path in [REPO / "Snakefile", *(REPO / "scripts").rglob("*.py"), *(REPO / "workflow").rglob("*.smk")]:
+        if "egg-info" not in str(path):
+            yield path, str(path.relative_to(REPO))
+
+
+def test_no_family_branch_outside_the_family_modules():
+    """The README's grep ("Adding a family"): only a family's own modules name it."""
+    found = [
+        f"{name}:{i}: {line.strip()}"
+        for path, name in code_files()
+        if not name.startswith(FAMILY_MODULES)
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if FAMILY_BRANCH.search(line)
+    ]
+    assert found == []
+
+
+def test_modules_under_400_lines_and_functions_under_60():
+    too_long = []
+    for path, name in code_files():
+        source = path.read_text()
+        if path.suffix == ".py":
+            if len(source.splitlines()) > 400:
+                too_long.append(f"{name}: {len(source.splitlines())} lines")
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert too_long == []
