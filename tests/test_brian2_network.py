@@ -7,7 +7,8 @@ from conftest import experiment, validated
 from snnbench import config as snnconfig
 from snnbench import pd14
 from snnbench.simulators import SIMULATORS, environment_for
-from snnbench.simulators.brian2_pd14 import delay_bins, draw_projections, initial_potentials, redraw_normal
+from snnbench.simulators.brian2.delays import delay_bins
+from snnbench.simulators.brian2.network import draw_projections, initial_potentials, redraw_normal
 
 
 def assert_binning_exact_partition(steps: np.ndarray, bins) -> None:
