@@ -42,7 +42,8 @@ def schedule_runs(b2, network, brian_device: str, t_presim_ms: float, t_sim_ms: 
     object to compile, so cpp_standalone and Brian2GeNN (which allows one run only) do
     presimulation and simulation in one run, with the end of the presimulation marked by a
     host-side operation; Brian2CUDA (whose operations run on the GPU) does two runs."""
-    t_presim, t_sim = t_presim_ms * b2.ms, t_sim_ms * b2.ms
+    # Not named t_presim: run() looks names up in this frame too, and the timer group has its own.
+    presim, sim = t_presim_ms * b2.ms, t_sim_ms * b2.ms
     device = b2.get_device()
     device.insert_code("before_start", mark_code("start"))
     device.insert_code("before_end", mark_code("end"))
@@ -51,19 +52,19 @@ def schedule_runs(b2, network, brian_device: str, t_presim_ms: float, t_sim_ms: 
     if brian_device == "cuda_standalone":
         device.insert_code("main", mark_code("initialised") + mark_code("run_start"))
         if t_presim_ms > 0:
-            network.run(t_presim)
+            network.run(presim)
         device.insert_code("main", mark_code("presimulated"))
-        network.run(t_sim)
+        network.run(sim)
         device.insert_code("main", mark_code("simulated"))
         return
     add_presim_marker(b2, network, t_presim_ms, t_sim_ms)
     if brian_device == "genn":
         device.insert_code("before_network_run", mark_code("initialised") + mark_code("run_start"))
         device.insert_code("after_network_run", mark_code("simulated"))
-        network.run(t_presim + t_sim)
+        network.run(presim + sim)
     else:
         device.insert_code("main", mark_code("initialised") + mark_code("run_start"))
-        network.run(t_presim + t_sim)
+        network.run(presim + sim)
         device.insert_code("main", mark_code("simulated"))
 
 
