@@ -23,7 +23,7 @@ import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import pd14
-from snnbench.simulators.brian2_pd14 import PrerequisiteMissing, check_prerequisites
+from snnbench.simulators.brian2.devices import PrerequisiteMissing, check_prerequisites
 
 BRIAN2_ENV = REPO / ".venv-brian2"
 GENN_ENV = REPO / ".venv-brian2genn"

@@ -7,7 +7,8 @@ from conftest import experiment, validated
 from snnbench import config as snnconfig
 from snnbench import families, pd14
 from snnbench.simulators import SIMULATORS, environment_for
-from snnbench.simulators.brian2_pd14 import delay_bins, draw_projections, initial_potentials, redraw_normal
+from snnbench.simulators.brian2.delays import binned_delay_steps, delay_bins
+from snnbench.simulators.brian2.network import draw_projections, initial_potentials, redraw_normal
 
 
 def gpus_of(spec: dict) -> int:
@@ -59,6 +60,15 @@ def test_delay_binning_groups_contiguous_delays_of_similar_counts():
     assert_binning_exact_partition(steps, bins)
     one = delay_bins(steps, n_bins=1)
     assert len(one) == 1 and one[0].delay_steps == 10  # rint(10.5) = 10 (round half to even)
+
+
+def test_binned_delays_as_data_give_each_synapse_its_bins_delay():
+    steps = draw_projections(pd14.derive(0.05, 0.1), seed=4)[0].delay_steps
+    bins = delay_bins(steps, 3)
+    delays = binned_delay_steps(steps, bins)
+    assert delays.dtype == steps.dtype and delays.shape == steps.shape
+    for b in bins:
+        assert np.all(delays[b.index] == b.delay_steps)
 
 
 def test_delay_binning_rejects_no_bins():

@@ -1,0 +1,78 @@
+"""The build cache: standalone builds are kept outside the repository, one directory per key, and
+reused across seeds (everything seed-dependent is data the binary reads at start-up)."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from snnbench.provenance import package_versions
+from snnbench.simulators.brian2.devices import Device
+
+# Where standalone builds are kept between points.
+CACHE_ENV = "SNNBENCH_BUILD_CACHE"
+
+# Simulator options that change the generated code, by Brian2 device.
+CODE_OPTIONS = {
+    "runtime": (),
+    "cpp_standalone": (),
+    "genn": ("delay_bins",),
+    "cuda_standalone": ("cuda_compute_capability",),
+}
+
+
+def build_key(spec: dict, device: Device, versions: dict) -> str:
+    """What a standalone build depends on: everything but the seed (the network's random data is
+    read by the binary at start-up, not compiled in)."""
+    # Numbers as floats: 100 (YAML) and 100.0 (Python) are the same model.
+    model = {
+        k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in spec["model"].items()
+    }
+    key = {
+        "simulator": spec["simulator"],
+        "model": model,
+        "threads": spec["resources"]["threads_per_rank"],
+        # Options that change the generated code: delay bins make Synapses objects on GeNN only
+        # (elsewhere binned delays are data), the compute capability is compiled in.
+        "options": {
+            k: v for k, v in spec.get("simulator_options", {}).items() if k in CODE_OPTIONS[device.brian_device]
+        },
+        "versions": versions,
+        "python": sys.version,
+        # The environment: its path is compiled into the build (include and library folders), so
+        # two checkouts sharing the cache must not overwrite each other's builds.
+        "environment": os.path.realpath(sys.prefix),
+    }
+    if device.binned_delays:
+        key["seed"] = spec["seed"]  # bin sizes depend on the seed
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "brian2"
+    return Path(os.environ.get(CACHE_ENV, default))
+
+
+def claim_build_dir(spec: dict, device: Device):
+    """The point's build directory, locked for this process: (directory, open lock file)."""
+    key = build_key(spec, device, package_versions(("brian2", "brian2genn", "brian2cuda")))
+    directory = cache_root() / f"{spec['simulator']}-{key}"
+    directory.mkdir(parents=True, exist_ok=True)
+    # Points with the same build run one at a time: the data files of one seed must not be
+    # overwritten by another's while its binary runs.
+    lock = open(directory / ".lock", "w")  # noqa: SIM115 (held until the process exits)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return directory, lock
+
+
+def newest_mtimes(directory: Path) -> dict[str, int]:
+    """mtime of every object file and the binary of a build directory."""
+    found = {}
+    for pattern in ("**/*.o", "main", "main.exe"):
+        for f in directory.glob(pattern):
+            found[str(f.relative_to(directory))] = f.stat().st_mtime_ns
+    return found
