@@ -108,7 +108,7 @@ bench: env
 
 ## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
 bench-analysis: env
-	$(VENV)/bin/python -m snnbench.bench_analysis $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench_analysis $(ARGS)
 
 ## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
 bench-slurm: env
@@ -121,7 +121,7 @@ bench-pynn: env
 
 ## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
 bench-brian2: env env-brian2
-	$(VENV)/bin/python -m snnbench.bench_brian2 $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench_brian2 $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

@@ -351,15 +351,13 @@ def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
 
 
 def test_style_is_seaborns_paper_ticks_without_importing_seaborn():
-    import os
     import subprocess
     import sys
 
     from snnbench.figures.style import PALETTE_COLORS, SEABORN_PAPER_TICKS
 
     probe = "import sys; from snnbench import figures; figures.style(); print('seaborn' in sys.modules)"
-    env = {**os.environ, "PYTHONPATH": str(snnconfig.REPO / "scripts")}
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env).stdout
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "False"  # a figure without seaborn panels never pays its import (scipy.stats)
     import seaborn as sns
 

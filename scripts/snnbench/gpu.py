@@ -50,3 +50,20 @@ def present() -> tuple[bool, str]:
     if gpus():
         return True, "nvidia-smi lists a GPU"
     return False, "no NVIDIA GPU on this machine (no /proc/driver/nvidia/gpus entry, nvidia-smi lists none)"
+
+
+def memory_used_mb(index: int = 0) -> float | None:
+    """Memory in use on one GPU now (whole device, MB), or None where it cannot be read."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", str(index)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return float(out.stdout.split()[0])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None

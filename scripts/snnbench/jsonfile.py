@@ -29,10 +29,10 @@ def write_json(obj, path) -> None:
     tmp.replace(path)
 
 
-def set_aside_damaged(paths, dry_run: bool) -> list[str]:
+def set_aside_damaged(paths, dry_run: bool) -> list[tuple[str, str]]:
     """Files among `paths` that exist but are not complete JSON (a full disk, a killed copy):
     renamed to <name>.damaged so that the workflow writes them anew (nothing is deleted). In a dry
-    run only named. Returns one line per file."""
+    run only named. Returns (path, message) per damaged file."""
     lines = []
     for path in map(Path, paths):
         if not path.exists():
@@ -45,5 +45,5 @@ def set_aside_damaged(paths, dry_run: bool) -> list[str]:
             if not dry_run:
                 path.replace(kept)
             action = "would be set aside" if dry_run else f"set aside as {kept.name}"
-            lines.append(f"{path} is damaged ({error}); {action}, its point runs again")
+            lines.append((str(path), f"{path} is damaged ({error}); {action}, its point runs again"))
     return lines

@@ -50,9 +50,14 @@ def check_environments():
 
 check_environments()
 # A record cut short (full disk, killed copy) would stop every table of its experiment: set it
-# aside, so that its point runs again, and say so.
-for _line in jsonfile.set_aside_damaged([f"{path}/record.json" for path in POINTS], workflow.dryrun):
+# aside and drop its experiment's (derived) table, so that Snakemake reruns the point and remakes the
+# tables (a missing intermediate file alone does not make it rerun anything), and say so.
+# (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
+DRY_RUN = bool(workflow.output_settings and workflow.output_settings.dryrun)
+for _path, _line in jsonfile.set_aside_damaged([f"{path}/record.json" for path in POINTS], DRY_RUN):
     logger.warning(_line)
+    if not DRY_RUN:
+        Path(f"results/{POINTS[str(Path(_path).parent)]['experiment']}/points.csv").unlink(missing_ok=True)
 # Figures: per experiment (its family's: name -> panels), across tables (comparisons), archives read beside.
 FIGURE_EXPERIMENTS = config["figures"]["experiments"] or list(EXPERIMENTS)
 FIGURES = {name: (FAMILY[name].figures(config) if name in FIGURE_EXPERIMENTS else {}) for name in EXPERIMENTS}

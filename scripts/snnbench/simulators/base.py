@@ -2,7 +2,7 @@
 
 A backend builds and runs PD14 in phases; the driver (`snnbench.simulate`) times each phase
 call from outside, so all simulators are timed the same way. Adding a simulator means adding
-one module with one `Backend` subclass and naming it in `snnbench.simulators.BACKENDS`.
+one module with one `Backend` subclass and one entry in `snnbench.simulators.SIMULATORS`.
 """
 
 from __future__ import annotations

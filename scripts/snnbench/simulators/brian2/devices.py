@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from snnbench import gpu
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,6 @@ def genn_path() -> Path:
     return tree
 
 
-def visible_gpu() -> str | None:
-    """The first GPU nvidia-smi lists, or None where there is none (or no driver)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    try:
-        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = [line for line in out.stdout.splitlines() if line.startswith("GPU")]
-    return lines[0] if out.returncode == 0 and lines else None
-
-
 def check_prerequisites(simulator: str) -> None:
     """Fail early, with the reason, where a device cannot run on this machine."""
     device = DEVICES[simulator]
@@ -75,7 +63,7 @@ def check_prerequisites(simulator: str) -> None:
             raise PrerequisiteMissing(
                 f"GeNN at {tree} has no CUDA backend: build it with CUDA_PATH set (`make -j` in its tree)"
             )
-    if device.gpu and visible_gpu() is None:
+    if device.gpu and gpu.gpus() is None:
         raise PrerequisiteMissing(f"{simulator} needs a GPU, and nvidia-smi sees none on this machine")
     if device.brian_device == "cuda_standalone" and shutil.which("nvcc") is None and not os.environ.get("CUDA_PATH"):
         raise PrerequisiteMissing("brian2-cuda needs the CUDA toolkit (nvcc on PATH or CUDA_PATH)")
@@ -166,17 +154,9 @@ class GpuMemoryPoller:
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            try:
-                out = subprocess.run(
-                    [self._smi, "--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", "0"],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                )
-                used = float(out.stdout.split()[0])
+            used = gpu.memory_used_mb(0)
+            if used is not None:
                 self.peak_mb = used if self.peak_mb is None else max(self.peak_mb, used)
-            except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
-                pass
             self._stop.wait(self.period_s)
 
     def __enter__(self):

@@ -1,7 +1,7 @@
 """Benchmark of collect + analyze on many synthetic records (goal: 10 000 records in <= 10 s).
 
     make bench-analysis                        # 10 000 records
-    PYTHONPATH=scripts .venv/bin/python -m snnbench.bench_analysis [--records N] [--keep DIR]
+    .venv/bin/python -m snnbench.dev.bench_analysis [--records N] [--keep DIR]
 
 Writes one synthetic experiment in the real formats (records, validation results, Snakemake
 benchmark files, and spike statistics for the points the validation figure shows) into a
@@ -32,7 +32,8 @@ from pathlib import Path
 import yaml
 
 from snnbench import config as snnconfig
-from snnbench import synthetic, table, validation
+from snnbench import table, validation_plan
+from snnbench.dev import synthetic
 
 GOAL_S = 10.0
 
@@ -46,7 +47,11 @@ def grid(records: int) -> dict:
 
 
 def defaults() -> dict:
+    """The default config with the schema's defaults filled in (as the workflow sees it)."""
+    from snakemake.utils import validate
+
     config = yaml.safe_load((snnconfig.REPO / "config" / "config.yaml").read_text())
+    validate(config, str(snnconfig.CONFIG_SCHEMA))
     return config
 
 
@@ -67,7 +72,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
     config = defaults()
     exp = grid(records)
     specs = snnconfig.expand_points(exp)
-    shown = set(validation.figure_points(specs))
+    shown = set(validation_plan.figure_points(specs))
     start = time.perf_counter()
     paths = synthetic.write_experiment(workdir, exp, with_stats=shown, distinct_validations=50)
     print(f"wrote {len(specs)} synthetic records in {time.perf_counter() - start:.1f} s (not timed)")
@@ -86,7 +91,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
 
         start = time.perf_counter()
         (out / "figures").mkdir(exist_ok=True)
-        stats = [workdir / path / "stats.npz" for path in validation.figure_points(specs)]
+        stats = [workdir / path / "stats.npz" for path in validation_plan.figure_points(specs)]
         todo = config["figures"]["experiment"].items()
         # A fresh interpreter per figure ("spawn", one task per process): a forked worker would
         # inherit this process's imports, which every plot_figure job pays.
@@ -100,7 +105,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m snnbench.bench_analysis", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m snnbench.dev.bench_analysis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=10_000, help="synthetic records (default 10 000)")
     parser.add_argument("--reps", type=int, default=1, help="repetitions of collect + analyze (default 1)")
     parser.add_argument("--keep", help="write into this folder and keep it (default: a temporary folder)")

@@ -1,6 +1,6 @@
 """Brian2 cpp_standalone against NEST on the same point: `make bench-brian2 ARGS="--reps 3"`.
 
-    PYTHONPATH=scripts .venv/bin/python -m snnbench.bench_brian2 [--reps N] [--scale S]
+    .venv/bin/python -m snnbench.dev.bench_brian2 [--reps N] [--scale S]
         [--indegree-scale K] [--threads T] [--t-presim MS] [--t-sim MS] [--seed SEED]
 
 Runs `python -m snnbench.simulate` (bare, no workflow) for NEST (.venv) and for `brian2-cpp`
@@ -23,8 +23,8 @@ from statistics import median
 
 from snakemake.utils import validate
 
-from snnbench.bench import interleaved_pairs, run_simulate
 from snnbench.config import CONFIG_SCHEMA, expand_points
+from snnbench.dev.benchkit import interleaved_pairs, run_simulate
 from snnbench.simulators import EnvironmentMissing, python_for
 
 GOAL_RATIO = 2.0
@@ -32,7 +32,7 @@ SIMULATORS = ("nest", "brian2-cpp")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m snnbench.bench_brian2", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m snnbench.dev.bench_brian2", description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3, help="seeds (pairs) (default 3)")
     parser.add_argument("--scale", type=float, default=0.1, help="neuron scale N (default 0.1)")
     parser.add_argument("--indegree-scale", type=float, default=0.1, help="in-degree scale K (default 0.1)")
