@@ -92,4 +92,5 @@ def test_damaged_record_is_named_set_aside_and_counted_as_failed(tmp_path):
     assert failed_records(tmp_path / "results") == [record]  # make rerun-failed reruns it
     assert jsonfile.set_aside_damaged([record], dry_run=True) and record.exists()
     lines = jsonfile.set_aside_damaged([record], dry_run=False)
-    assert lines[0][0] == str(record) and str(record) in lines[0][1] and not record.exists() and (point / "record.json.damaged").exists()
+    assert lines[0][0] == str(record) and str(record) in lines[0][1]
+    assert not record.exists() and (point / "record.json.damaged").exists()
