@@ -107,9 +107,24 @@ def get_point_threads(wildcards):
 
 
 def get_point_shape(key):
-    """A resource from the point's shape: nodes, tasks (MPI ranks), cpus_per_task (threads)."""
-    field = {"nodes": "nodes", "tasks": "ranks", "cpus_per_task": "threads_per_rank"}[key]
+    """A resource from the point's shape: nodes, cpus_per_task (threads); tasks: get_point_tasks."""
+    field = {"nodes": "nodes", "cpus_per_task": "threads_per_rank"}[key]
     return lambda wildcards: get_point_spec(wildcards)["resources"][field]
+
+
+def get_point_tasks(per_node):
+    """The ranks as SLURM tasks: in all (--ntasks) for one rank per node, else per node
+    (--ntasks-per-node). SLURM does not spread --ntasks evenly over --nodes whose cores are not
+    all needed, and the executor plugin takes one of the two (tasks_per_node only above 1)."""
+
+    def tasks(wildcards):
+        res = get_point_spec(wildcards)["resources"]
+        by_node = res["ranks_per_node"] > 1
+        if per_node:
+            return res["ranks_per_node"] if by_node else None
+        return None if by_node else res["ranks"]
+
+    return tasks
 
 
 def get_point_mpi(wildcards):

@@ -18,7 +18,8 @@ rule execute_point:
         runtime=get_point_runtime_min,
         # The point's shape as a SLURM job (ignored by the local executor).
         nodes=get_point_shape("nodes"),
-        tasks=get_point_shape("tasks"),
+        tasks=get_point_tasks(per_node=False),
+        tasks_per_node=get_point_tasks(per_node=True),
         cpus_per_task=get_point_shape("cpus_per_task"),
         mpi=get_point_mpi,
         slurm_partition=get_point_slurm("partition"),
