@@ -413,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} cpu(s), load {os.getloadavg()[0]:.2f}"
     )
     verdicts = []
-    with tempfile.TemporaryDirectory(prefix="snnbench-bench-") as tmp:
+    # SLURM's nodes see the repository (they run its environments) but not this machine's /tmp.
+    shared = REPO if "slurm" in parts else None
+    with tempfile.TemporaryDirectory(prefix="snnbench-bench-", dir=shared) as tmp:
         if "wrapper" in parts:
             verdicts += bench_wrapper(config, Path(tmp))
         if "snakemake" in parts:
