@@ -190,7 +190,10 @@ stop_slurm() {  # the SLURM daemons this script started, by their pid files
 stop() {
   stop_slurm
   mysqladmin shutdown 2>/dev/null || true
-  if alive /run/munge/munged.pid; then kill "$(cat /run/munge/munged.pid)"; fi
+  if alive /run/munge/munged.pid; then
+    kill "$(cat /run/munge/munged.pid)"
+    wait_for 10 "munged to stop" sh -c '! pgrep -x munged' || true
+  fi
   log "stopped"
 }
 
