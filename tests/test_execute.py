@@ -101,4 +101,5 @@ def test_failed_point_still_writes_a_valid_record(tmp_path, monkeypatch):
     assert rec["status"] == "failed" and "MPI launcher" in rec["failure"]["reason"]
     assert json.loads((tmp_path / "record.json").read_text())["status"] == "failed"
     assert (tmp_path / "spikes.npz").exists()
+    assert not (tmp_path / ".ranks").exists()  # rank outputs' scratch folder beside the record, removed
     assert "status failed" in (tmp_path / "log").read_text()

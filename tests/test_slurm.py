@@ -1,5 +1,9 @@
-"""profiles/slurm on a real one-node SLURM cluster (tests/slurm/cluster.sh): every point a SLURM
-job of its shape through the official executor plugin, MPI ranks via srun, failures recorded."""
+"""profiles/slurm on a real two-node SLURM cluster (tests/slurm/cluster.sh): every point a SLURM
+job of its shape through the official executor plugin, MPI ranks via srun on one node or across
+both, failures recorded.
+
+The nodes have /tmp of their own, as compute nodes do: the workflows run from a folder both see
+(SHARED), as on a cluster's shared file system."""
 
 from __future__ import annotations
 
@@ -7,23 +11,27 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, TINY, VENV_BIN, copy_workflow
+from conftest import DEFAULT_FIGURES, REPO, TINY, VENV_BIN, copy_workflow, validated
+from snnbench.config import estimate_mem_mb, expand_points
 
 pytestmark = pytest.mark.slow
 
 CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
+SHARED = Path(os.environ.get("SNNBENCH_SLURM_STATE", "/var/tmp/snnbench-slurm")) / "work"
 # Poll the scheduler every few seconds instead of the profile's site-friendly defaults.
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2", "--seconds-between-status-checks", "2"]
 
 
-def point(experiment: str, ranks: int, threads: int) -> str:
-    return f"results/{experiment}/nest/nodes1_ranks{ranks}_threads{threads}/N0.02_K0.1/seed1"
+def point(experiment: str, ranks: int, threads: int, nodes: int = 1, scale: str = "N0.02_K0.1") -> str:
+    return f"results/{experiment}/nest/nodes{nodes}_ranks{ranks}_threads{threads}/{scale}/seed1"
 
 
 def slurm_snakemake(workdir: Path, configfile: str, *args: str, check=True, **popen) -> subprocess.CompletedProcess:
@@ -35,7 +43,11 @@ def slurm_snakemake(workdir: Path, configfile: str, *args: str, check=True, **po
 
 
 def sacct_state(job_id: str) -> str:
-    out = subprocess.run(["sacct", "-X", "-n", "-P", "-j", job_id, "-o", "State"], capture_output=True, text=True)
+    return sacct(job_id, "State")
+
+
+def sacct(job_id: str, field: str) -> str:
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-j", job_id, "-o", field], capture_output=True, text=True)
     return out.stdout.strip()
 
 
@@ -46,17 +58,37 @@ def cluster():
     # On a fresh machine SLURM is not installed yet: cluster.sh installs it.
     scontrol = shutil.which("scontrol")
     was_running = scontrol is not None and subprocess.run([scontrol, "ping"], capture_output=True).returncode == 0
-    subprocess.run([str(CLUSTER), "start"], check=True, capture_output=True)
+    started = subprocess.run([str(CLUSTER), "start"], capture_output=True, text=True)
+    assert started.returncode == 0, f"cluster.sh start failed:\n{started.stdout}\n{started.stderr}"
     yield
     if not was_running:
         subprocess.run([str(CLUSTER), "stop"], capture_output=True)
 
 
 @pytest.fixture(scope="module")
-def shapes_run(cluster, tmp_path_factory):
+def shared_dir():
+    """Makes folders that every node sees (not /tmp); they go at the end of the module."""
+    SHARED.mkdir(parents=True, exist_ok=True)
+    made = []
+
+    def make(name: str) -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix=f"{name}-", dir=SHARED)))
+        return made[-1]
+
+    yield make
+    for path in made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def needs_mpi_nest():
     if not (REPO / ".venv-nest-mpi" / ".installed").exists():
         pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")
-    workdir = copy_workflow(tmp_path_factory.mktemp("slurm"))
+
+
+@pytest.fixture(scope="module")
+def shapes_run(cluster, shared_dir):
+    needs_mpi_nest()
+    workdir = copy_workflow(shared_dir("slurm"))
     config = {
         "experiments": [
             dict(TINY, name="slurm-threads", resources={"threads_per_rank": [1, 2]}),
@@ -113,8 +145,8 @@ def test_time_limit_is_recorded_and_tables_complete(shapes_run):
     assert all((workdir / f"results/slurm-ranks/figures/{name}.png").exists() for name in DEFAULT_FIGURES)
 
 
-def test_cancelled_point_is_failed_and_reruns_alone(cluster, tmp_path):
-    workdir = copy_workflow(tmp_path)
+def test_cancelled_point_is_failed_and_reruns_alone(cluster, shared_dir):
+    workdir = copy_workflow(shared_dir("cancel"))
     config = {
         "experiments": [
             dict(
@@ -151,3 +183,86 @@ def test_cancelled_point_is_failed_and_reruns_alone(cluster, tmp_path):
     slurm_snakemake(workdir, "config/cancel.yaml")
     assert list(pd.read_csv(workdir / "results/slurm-cancel/points.csv")["status"]) == ["ok"]
     assert (workdir / point("slurm-other", 1, 1) / "record.json").stat().st_mtime_ns == other_mtime
+
+
+def two_node_experiments() -> list[dict]:
+    """Strong scaling of one tiny model over 1 and 2 nodes of 1 and 2 ranks; weak scaling over 1
+    and 2 nodes at the tiny model's neurons per virtual process."""
+    weak_pd14 = {k: v for k, v in TINY["pd14"].items() if k != "neuron_scale"}
+    return [
+        dict(TINY, name="nodes-strong", resources={"nodes": [1, 2], "ranks_per_node": [1, 2], "threads_per_rank": [1]}),
+        dict(
+            TINY,
+            name="nodes-weak",
+            scaling="weak",
+            resources={"nodes": [1, 2], "ranks_per_node": [1], "threads_per_rank": [1]},
+            pd14=dict(weak_pd14, neuron_scale_per_vp=TINY["pd14"]["neuron_scale"] / 2),
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def two_node_run(cluster, shared_dir):
+    needs_mpi_nest()
+    workdir = copy_workflow(shared_dir("nodes"))
+    (workdir / "config" / "nodes.yaml").write_text(yaml.safe_dump({"experiments": two_node_experiments()}))
+    slurm_snakemake(workdir, "config/nodes.yaml")
+    specs = [spec for exp in validated(*two_node_experiments())["experiments"] for spec in expand_points(exp)]
+    records = {spec["path"]: json.loads((workdir / spec["path"] / "record.json").read_text()) for spec in specs}
+    return workdir, specs, records
+
+
+def test_points_run_across_both_nodes(two_node_run):
+    workdir, specs, records = two_node_run
+    assert len(specs) == 6
+    for spec in specs:
+        rec, res = records[spec["path"]], spec["resources"]
+        assert rec["status"] == "ok", (spec["path"], rec["failure"])
+        assert rec["network"]["num_synapses"] == rec["network"]["expected_synapses"]
+        # Each node runs ranks_per_node ranks, on its own hostname; rank outputs from every node arrived.
+        hosts = [r["host"] for r in sorted(rec["ranks"], key=lambda r: r["rank"])]
+        assert len(hosts) == res["ranks"]
+        assert sorted(hosts.count(host) for host in set(hosts)) == [res["ranks_per_node"]] * res["nodes"]
+        if res["nodes"] == 2:
+            assert set(hosts) == {"n1", "n2"} and rec["provenance"]["slurm"]["node_list"] == "n[1-2]"
+        assert not (workdir / spec["path"] / ".ranks").exists()  # the scratch folder of rank outputs is gone
+    weak = sorted((s for s in specs if s["experiment"] == "nodes-weak"), key=lambda s: s["resources"]["nodes"])
+    assert [s["model"]["neuron_scale"] for s in weak] == [0.01, 0.02]  # neurons grow with the nodes
+    table = pd.read_csv(workdir / "results/points.csv")
+    assert len(table) == 6 and (table["status"] == "ok").all()
+
+
+def test_two_nodes_match_two_ranks_on_one_node(two_node_run):
+    # Both have two virtual processes: NEST builds the same network and produces the same spikes.
+    workdir, specs, records = two_node_run
+    across = point("nodes-strong", ranks=1, threads=1, nodes=2)
+    within = point("nodes-strong", ranks=2, threads=1, nodes=1)
+    assert {r["host"] for r in records[across]["ranks"]} == {"n1", "n2"}
+    assert len({r["host"] for r in records[within]["ranks"]}) == 1
+    assert records[across]["network"]["num_synapses"] == records[within]["network"]["num_synapses"]
+    spikes = []
+    for path in (across, within):
+        with np.load(workdir / path / "spikes.npz") as data:
+            order = np.lexsort((data["senders"], data["times_ms"]))
+            spikes.append((data["senders"][order], data["times_ms"][order]))
+    assert spikes[0][0].size > 0
+    np.testing.assert_array_equal(spikes[0][0], spikes[1][0])
+    np.testing.assert_array_equal(spikes[0][1], spikes[1][1])
+
+
+def test_slurm_grants_the_shape_of_each_point(two_node_run):
+    # What SLURM granted (sacct), against the point's shape: nodes, tasks on each node, cpus per
+    # task, and memory per node (--mem: the estimate spread over the nodes) times the nodes.
+    workdir, specs, records = two_node_run
+    for spec in specs:
+        res, slurm = spec["resources"], records[spec["path"]]["provenance"]["slurm"]
+        granted = dict(item.split("=") for item in sacct(slurm["job_id"], "AllocTRES").split(","))
+        assert int(granted["node"]) == res["nodes"] == int(slurm["nodes"])
+        assert int(slurm["ntasks"]) == res["ranks"] and int(slurm["cpus_per_task"]) == res["threads_per_rank"]
+        assert int(granted["cpu"]) == res["ranks"] * res["threads_per_rank"]
+        assert megabytes(granted["mem"]) == estimate_mem_mb(spec) * res["nodes"]
+
+
+def megabytes(tres: str) -> int:
+    """sacct's TRES memory ("1400M", "2G") in MB."""
+    return int(float(tres[:-1]) * {"M": 1, "G": 1024, "T": 1024**2}[tres[-1]])

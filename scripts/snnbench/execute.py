@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -48,11 +47,13 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
     res = spec["resources"]
     launcher = []
     if res["ranks"] > 1 and in_slurm_job():
-        # Ranks as tasks of this allocation; SLURM binds each to its cpus_per_task cores.
+        # Ranks as tasks of this allocation, the same number on each node; SLURM binds each to its
+        # cpus_per_task cores.
         launcher = [
             "srun",
             f"--nodes={res['nodes']}",
             f"--ntasks={res['ranks']}",
+            f"--ntasks-per-node={res['ranks_per_node']}",
             f"--cpus-per-task={res['threads_per_rank']}",
         ]
     elif res["ranks"] > 1:
@@ -164,8 +165,12 @@ def run_point(
     spec = json.loads(Path(spec_path).read_text())
     rec = record.new(spec)
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
-    with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
-        rank_dir = Path(tmp)
+    # Ranks write their outputs beside the record, on storage every node of a multi-node job sees
+    # (a node's /tmp is its own); the scratch folder goes once they are merged.
+    rank_dir = Path(record_path).parent / ".ranks"
+    shutil.rmtree(rank_dir, ignore_errors=True)
+    rank_dir.mkdir(parents=True)
+    try:
         try:
             command = launch_command(spec, Path(spec_path), rank_dir)
             run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads_per_rank"])
@@ -188,6 +193,8 @@ def run_point(
             rec["failure"] = {"reason": f"terminated by {terminated} from SLURM (job cancelled or out of time)"}
             _finish(rec, start, spikes_path, record_path, log_path, senders, times)
             sys.exit(128 + terminated.signum)
+    finally:
+        shutil.rmtree(rank_dir, ignore_errors=True)
     _finish(rec, start, spikes_path, record_path, log_path, senders, times)
     return rec
 

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# A one-node SLURM cluster on localhost (slurmctld + slurmd + slurmdbd + munge + MariaDB), for
-# the tests of profiles/slurm and for trying the profile by hand:
+# A two-node SLURM cluster on this machine (slurmctld + slurmdbd + two slurmd, n1 and n2, + munge +
+# MariaDB), for the tests of profiles/slurm and for trying the profile by hand:
 #   tests/slurm/cluster.sh start | stop | status
+# Each slurmd is a node of its own as on a real cluster: its own port, its own hostname (a UTS
+# namespace) and its own /tmp (a mount namespace whose /tmp is a private directory), so that what
+# one node writes to /tmp the other cannot see, and PMIx's per-node files in /tmp do not collide.
+# Everything else (/work, /var/tmp, /root, /etc) is shared, like a cluster's shared file system:
+# run workflows from there, not from /tmp. One-node jobs run on either node.
 # Debian bookworm's SLURM 22.05, started by hand (no systemd). Needs root; installs the Debian
 # packages it needs. Writes /etc/slurm/slurm.conf and slurmdbd.conf (marked as ours; a foreign
 # slurm.conf is left alone and the script refuses to start).
@@ -13,6 +18,8 @@ dbdconf=/etc/slurm/slurmdbd.conf
 marker="# written by snnbench tests/slurm/cluster.sh"
 packages="slurm-wlm slurmdbd munge mariadb-server"
 cluster=snnbench
+nodes="n1 n2"
+first_port=17001
 
 log() { echo "[slurm-cluster] $*"; }
 
@@ -27,27 +34,25 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
   return 1
 }
 
+alive() {  # alive PIDFILE: the daemon whose pid the file holds is running
+  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+}
+
 install_packages() {
   if ! command -v slurmctld >/dev/null || ! command -v slurmdbd >/dev/null || ! command -v munged >/dev/null \
-    || ! command -v mariadbd >/dev/null; then
+    || ! command -v mariadbd >/dev/null || ! command -v unshare >/dev/null; then
     log "installing $packages"
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages util-linux >/dev/null
   fi
 }
 
-write_config() {
-  if [ -f "$conf" ] && ! grep -qF "$marker" "$conf"; then
-    log "$conf exists and is not ours: not touching a real cluster's configuration"
-    exit 1
-  fi
-  local host cpus mem_mb
-  host=$(hostname -s)
+slurm_conf() {  # the cluster's slurm.conf on stdout
+  local cpus mem_mb port=$first_port node
   cpus=$(nproc)
+  # Both nodes share this machine's memory; each may use nearly all of it (one point at a time).
   mem_mb=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
-  mkdir -p "$state"/{ctld,d,log} /etc/slurm
-  chown -R slurm:slurm "$state"
-  cat >"$conf" <<EOF
+  cat <<EOF
 $marker
 ClusterName=$cluster
 SlurmctldHost=localhost
@@ -55,11 +60,12 @@ SlurmUser=slurm
 SlurmdUser=root
 AuthType=auth/munge
 StateSaveLocation=$state/ctld
-SlurmdSpoolDir=$state/d
 SlurmctldPidFile=$state/slurmctld.pid
-SlurmdPidFile=$state/slurmd.pid
 SlurmctldLogFile=$state/log/slurmctld.log
-SlurmdLogFile=$state/log/slurmd.log
+# Several slurmd on one host: each node its own spool, pid file, log and port (%n: node name).
+SlurmdSpoolDir=$state/%n/spool
+SlurmdPidFile=$state/%n/slurmd.pid
+SlurmdLogFile=$state/log/slurmd-%n.log
 # No cgroups in a container: track processes by /proc.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -80,9 +86,36 @@ JobAcctGatherFrequency=5
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 JobCompType=jobcomp/none
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
+  for node in $nodes; do
+    echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$port CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN"
+    port=$((port + 1))
+  done
+  echo "PartitionName=debug Nodes=${nodes// /,} Default=YES MaxTime=INFINITE State=UP"
+}
+
+write_config() {
+  if [ -f "$conf" ] && ! grep -qF "$marker" "$conf"; then
+    log "$conf exists and is not ours: not touching a real cluster's configuration"
+    exit 1
+  fi
+  mkdir -p "$state"/{ctld,log} /etc/slurm
+  local node
+  for node in $nodes; do
+    mkdir -p "$state/$node/spool" "$state/$node/tmp"
+    chmod 1777 "$state/$node/tmp"
+  done
+  chown slurm:slurm "$state" "$state/ctld" "$state/log"
+  # The nodes' own names resolve to this machine (loopback), inside their namespaces only.
+  { grep -v -w -e n1 -e n2 /etc/hosts || true; echo "127.0.0.1 $nodes"; } >"$state/hosts"
+  slurm_conf >"$state/slurm.conf.new"
+  if [ -f "$conf" ] && ! cmp -s "$state/slurm.conf.new" "$conf"; then
+    # An older configuration (e.g. the one-node cluster) may be running: restart with this one.
+    log "configuration changed: restarting SLURM's daemons"
+    stop_slurm
+    rm -rf "${state:?}"/ctld/*
+  fi
+  mv "$state/slurm.conf.new" "$conf"
   cat >"$dbdconf" <<EOF
 $marker
 AuthType=auth/munge
@@ -98,6 +131,16 @@ StorageLoc=slurm_acct_db
 EOF
   chown slurm:slurm "$dbdconf"
   chmod 600 "$dbdconf"
+}
+
+start_node() {  # start_node NAME: its slurmd in namespaces of its own (hostname, /tmp)
+  local node=$1
+  alive "$state/$node/slurmd.pid" && return 0
+  unshare --mount --uts --propagation private sh -c "
+    hostname $node &&
+    mount --bind '$state/$node/tmp' /tmp &&
+    mount --bind '$state/hosts' /etc/hosts &&
+    exec slurmd -N $node"
 }
 
 start() {
@@ -119,34 +162,51 @@ start() {
   mysql -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'snnbench';
             GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
 
-  pgrep -x slurmdbd >/dev/null || slurmdbd
+  alive "$state/slurmdbd.pid" || slurmdbd
   wait_for 30 slurmdbd sacctmgr -n list cluster
   sacctmgr -i add cluster "$cluster" >/dev/null 2>&1 || true
   sacctmgr -i add account "$cluster" Description=tests Organization=snnbench >/dev/null 2>&1 || true
   sacctmgr -i add user root Account="$cluster" DefaultAccount="$cluster" >/dev/null 2>&1 || true
 
-  pgrep -x slurmctld >/dev/null || slurmctld
+  alive "$state/slurmctld.pid" || slurmctld
   wait_for 30 slurmctld scontrol ping
-  pgrep -x slurmd >/dev/null || slurmd
-  wait_for 30 "an idle node" sh -c 'sinfo -h -o %t | grep -qx idle'
-  log "up: $(sinfo -h -o '%P %D nodes %c cpus %t')"
+  local node
+  for node in $nodes; do start_node "$node"; done
+  wait_for 60 "idle nodes $nodes" sh -c "[ \"\$(sinfo -h -N -t idle -o %N | sort -u | xargs)\" = '$nodes' ]"
+  log "up: $(sinfo -h -o '%P %D nodes (%N) %c cpus %t')"
+}
+
+stop_slurm() {  # the SLURM daemons this script started, by their pid files
+  local pidfiles=("$state"/*/slurmd.pid "$state/slurmd.pid" "$state/slurmctld.pid" "$state/slurmdbd.pid")
+  local pidfile pids=()
+  for pidfile in "${pidfiles[@]}"; do
+    if alive "$pidfile"; then pids+=("$(cat "$pidfile")"); fi
+  done
+  [ ${#pids[@]} = 0 ] && return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  wait_for 20 "SLURM daemons to stop" sh -c "for p in ${pids[*]}; do kill -0 \$p 2>/dev/null && exit 1; done; exit 0" || kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 stop() {
-  for daemon in slurmd slurmctld slurmdbd; do
-    pkill -x "$daemon" 2>/dev/null || true
-  done
-  wait_for 20 "SLURM daemons to stop" sh -c '! pgrep -x "slurmd|slurmctld|slurmdbd"' || pkill -9 -x "slurmd|slurmctld|slurmdbd" || true
+  stop_slurm
   mysqladmin shutdown 2>/dev/null || true
-  pkill -x munged 2>/dev/null || true
+  if alive /run/munge/munged.pid; then
+    kill "$(cat /run/munge/munged.pid)"
+    wait_for 10 "munged to stop" sh -c '! pgrep -x munged' || true
+  fi
   log "stopped"
 }
 
 status() {
-  for daemon in munged mariadbd slurmdbd slurmctld slurmd; do
-    printf '%-10s %s\n' "$daemon" "$(pgrep -x "$daemon" >/dev/null && echo running || echo stopped)"
+  local node
+  printf '%-12s %s\n' munged "$(pgrep -x munged >/dev/null && echo running || echo stopped)"
+  printf '%-12s %s\n' mariadbd "$(pgrep -x mariadbd >/dev/null && echo running || echo stopped)"
+  printf '%-12s %s\n' slurmdbd "$(alive "$state/slurmdbd.pid" && echo running || echo stopped)"
+  printf '%-12s %s\n' slurmctld "$(alive "$state/slurmctld.pid" && echo running || echo stopped)"
+  for node in $nodes; do
+    printf '%-12s %s\n' "slurmd $node" "$(alive "$state/$node/slurmd.pid" && echo running || echo stopped)"
   done
-  sinfo 2>/dev/null || true
+  sinfo -N 2>/dev/null || true
 }
 
 case "${1:-}" in

@@ -125,8 +125,8 @@ _RESOURCES = {}
 
 
 def get_point_resource(key):
-    """A resource of the point from its family: threads, mem_mb, nodes, tasks (MPI ranks),
-    cpus_per_task (threads per rank), mpi, gpu."""
+    """A resource of the point from its family: threads, mem_mb, nodes, tasks (MPI ranks in all) or
+    tasks_per_node, cpus_per_task (threads per rank), mpi, gpu."""
 
     def value(wildcards):
         spec = get_point_spec(wildcards)

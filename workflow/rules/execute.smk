@@ -26,6 +26,7 @@ for family in USED_FAMILIES.values():
             # The point's shape as a SLURM job (ignored by the local executor).
             nodes=get_point_resource("nodes"),
             tasks=get_point_resource("tasks"),
+            tasks_per_node=get_point_resource("tasks_per_node"),
             cpus_per_task=get_point_resource("cpus_per_task"),
             mpi=get_point_resource("mpi"),
             slurm_partition=get_point_slurm("partition"),

@@ -49,6 +49,7 @@ from pathlib import Path
 from snnbench.dev.bench_overhead import bench_snakemake, bench_wrapper
 from snnbench.dev.bench_simulators import bench_pynn, bench_reference
 from snnbench.dev.benchkit import bench_config
+from snnbench.paths import REPO
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -85,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} cpu(s), load {os.getloadavg()[0]:.2f}"
     )
     verdicts = []
-    with tempfile.TemporaryDirectory(prefix="snnbench-bench-") as tmp:
+    # SLURM's nodes see the repository (they run its environments) but not this machine's /tmp.
+    shared = REPO if "slurm" in parts else None
+    with tempfile.TemporaryDirectory(prefix="snnbench-bench-", dir=shared) as tmp:
         if "wrapper" in parts:
             verdicts += bench_wrapper(config, Path(tmp))
         if "snakemake" in parts:

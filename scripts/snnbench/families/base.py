@@ -64,7 +64,7 @@ class Family:
         return None
 
     def resources(self, spec: dict, config: dict) -> dict:
-        """threads, mem_mb, runtime (min), nodes, tasks, cpus_per_task, mpi, gpu."""
+        """threads, mem_mb, nodes, tasks (in all) or tasks_per_node, cpus_per_task, mpi, gpu."""
         raise NotImplementedError
 
     def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:

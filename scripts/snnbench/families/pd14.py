@@ -152,7 +152,11 @@ class PD14(Family):
             "threads": res["virtual_processes"],
             "mem_mb": estimate_mem_mb(spec),
             "nodes": res["nodes"],
-            "tasks": res["ranks"],
+            # The ranks as SLURM tasks: in all (--ntasks) for one rank per node, else per node
+            # (--ntasks-per-node): SLURM does not spread --ntasks evenly over nodes whose cores are
+            # not all needed, and the executor plugin takes one of the two (tasks_per_node only above 1).
+            "tasks": res["ranks"] if res["ranks_per_node"] == 1 else None,
+            "tasks_per_node": res["ranks_per_node"] if res["ranks_per_node"] > 1 else None,
             "cpus_per_task": res["threads_per_rank"],
             # Marks multi-rank points as MPI jobs for the SLURM executor; the launcher itself is
             # chosen at run time (srun inside a SLURM allocation, mpirun elsewhere).
