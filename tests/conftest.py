@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from snakemake.utils import validate
 from snnbench.config import schema_default
 
@@ -30,13 +31,7 @@ BOUNDS = {
 DEFAULT_FIGURES = schema_default("figures", "experiment")
 
 # A tiny PD14 experiment for end-to-end runs of the workflow (seconds per point on 2 cores).
-TINY = {
-    "simulators": ["nest"],
-    "scaling": "strong",
-    "pd14": {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 50, "t_sim_ms": 200},
-    "seeds": [1],
-    "time_limit_min": 5,
-}
+TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
 
 
 def experiment(**overrides) -> dict:
