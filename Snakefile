@@ -19,6 +19,7 @@ include: "workflow/rules/validate.smk"
 include: "workflow/rules/collect.smk"
 include: "workflow/rules/analyze.smk"
 include: "workflow/rules/archive.smk"
+include: "workflow/rules/race.smk"
 
 
 localrules:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import activity, pd14, record
+from snnbench import activity, energy, pd14, race, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.simulators import python_for
 
@@ -137,6 +137,7 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
         populations = stats
     else:
         verdict, populations = activity.unchecked("spikes not recorded (pd14.record_spikes: false)"), []
+    spikes, events = race.spike_section(spec, ranks, populations, merged["num_synapses"], net.total_neurons)
     return {
         "phases_s": merged["phases_s"],
         "real_time_factor": merged["phases_s"]["simulate"] / t_sim_s,
@@ -149,6 +150,9 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
         },
         "populations": populations,
         "activity": verdict,
+        "spikes": spikes,
+        "synaptic_events": events,
+        "energy": energy.summarize([(r["host"], r["energy"]) for r in ranks if "energy" in r], energy.sacct_energy()),
         "simulator": {
             "name": spec["simulator"],
             "version": ranks[0]["simulator_version"],

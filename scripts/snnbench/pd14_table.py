@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, compare, pd14, validation
+from snnbench import activity, compare, pd14, race, validation
 from snnbench.table import outcome_columns
 
 
@@ -53,6 +53,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         }
     )
     row.update(benchmark or {})
+    row.update(race.record_columns(rec))  # recipe, spikes and synaptic events, energy, E_syn
     if rec["status"] != "ok":
         row["valid"] = False
         return row

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from snnbench import energy
 from snnbench.memory import process_mb
 from snnbench.simulators import get_backend
 from snnbench.simulators.base import PHASES
@@ -23,13 +24,17 @@ from snnbench.simulators.base import PHASES
 
 def run(spec: dict, outdir: Path) -> Path:
     backend = get_backend(spec["simulator"])(spec)
+    # Energy counters are read at every phase boundary, outside the timed calls.
+    meter = energy.Meter(*energy.machine_sensors(bool(spec["resources"].get("gpus"))))
     phases_s, rss_mb, timers = {}, {}, {"start": {}}
     for phase in PHASES:
+        meter.mark(phase)
         start = time.perf_counter()
         getattr(backend, phase)()
         phases_s[phase] = time.perf_counter() - start
         rss_mb[phase] = process_mb("VmRSS")
         timers[phase] = backend.timers()
+    meter.mark("end")
     phases_s = backend.phase_split(phases_s)
     out = backend.output()
 
@@ -55,6 +60,8 @@ def run(spec: dict, outdir: Path) -> Path:
         "local_synapses": out.local_synapses,
         "population_first_ids": out.population_first_ids,
         "local_spikes": int(out.spike_senders.size),
+        "spike_counter": out.spike_counter,
+        "energy": meter.report(),
         "simulator_version": out.simulator_version,
         "simulator_info": out.simulator_info,
     }

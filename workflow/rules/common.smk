@@ -260,6 +260,16 @@ def get_archive(wildcards):
     return ARCHIVES[wildcards.archive]
 
 
+# Community-race performance experiments (`race.recipe: performance`) get their standings (rule race_standings).
+RACE = {name: e["race"] for name, e in EXPERIMENTS.items() if e.get("race", {}).get("recipe") == "performance"}
+
+
+def get_race_accuracy_table(wildcards):
+    """The points table of the accuracy experiment linked to a performance one, if in this config."""
+    linked = RACE[wildcards.experiment].get("accuracy_experiment")
+    return [f"results/{linked}/points.csv"] if linked in EXPERIMENTS else []
+
+
 def get_final_output():
     outputs = ["results/points.csv"]
     for name in EXPERIMENTS:
@@ -267,6 +277,7 @@ def get_final_output():
         outputs += expand(
             "results/{experiment}/figures/{figure}.{ext}", experiment=name, figure=FIGURES[name], ext=["png", "pdf"]
         )
+    outputs += expand("results/{experiment}/race/standings.{ext}", experiment=RACE, ext=["csv", "md", "png", "pdf"])
     outputs += expand("results/comparisons/{comparison}.{ext}", comparison=COMPARISONS, ext=["png", "pdf"])
     if config["regression"]["baseline"]:
         outputs.append("results/regression.csv")

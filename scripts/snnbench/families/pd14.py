@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import pd14
+from snnbench import pd14, race
 from snnbench.families.base import Family
 from snnbench.simulators import SIMULATORS
 
@@ -59,6 +59,11 @@ class PD14(Family):
                 problems.append(
                     f"{where}: pd14.{key} = {model[key]:g} is not a multiple of the resolution {pd14.DT_MS} ms"
                 )
+        race = experiment.get("race", {})
+        if race.get("recipe") == "performance" and model.get("record_spikes", True):
+            problems.append(f"{where}: race.recipe performance records no spikes: set pd14.record_spikes: false")
+        if race.get("accuracy_experiment") and race.get("recipe") != "performance":
+            problems.append(f"{where}: race.accuracy_experiment is for performance experiments only")
         smallest = min(spec["model"]["neuron_scale"] for spec in self.expand(experiment))
         sizes = np.round(pd14.FULL_NUM_NEURONS * smallest).astype(int)
         if sizes.min() < 1:
@@ -101,6 +106,8 @@ class PD14(Family):
                 "seed": seed,
             }
             _add_simulator_fields(spec, experiment)
+            if "race" in experiment:  # only race experiments' specs (others' finished points stay as they were)
+                spec["race"] = race.spec_fields(experiment)
             spec["path"] = self.point_dir(spec)
             points.append(spec)
         return points
@@ -128,7 +135,7 @@ class PD14(Family):
             f"{size}, in-degree scale {model['indegree_scale']:g}, {model.get('input', 'poisson')} input, "
             f"{model.get('t_sim_ms', 1000):g} ms measured after {model.get('t_presim_ms', 100):g} ms presimulation, "
             f"on {', '.join(experiment['simulators'])}; shapes (nodes x ranks per node x threads per rank) "
-            f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}."
+            f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}." + _race_summary(experiment)
         ).strip()
 
     def environment(self, spec: dict) -> str:
@@ -218,6 +225,14 @@ class PD14(Family):
     def archived(self, config: dict) -> tuple[str, ...]:
         spikes = ("spikes.npz",) if config["archive"]["include_spikes"] else ()
         return ("spec.json", "record.json", "validation.json", "stats.npz", *spikes)
+
+
+def _race_summary(experiment: dict) -> str:
+    if "race" not in experiment:
+        return ""
+    fields = race.spec_fields(experiment)
+    differs = "; ".join(fields["deviations"]) or "none"
+    return f" Community-race {fields['recipe']} recipe (Senk et al. 2026); differs from its checklist: {differs}."
 
 
 def _shape(res: dict, sep: str) -> str:

@@ -28,6 +28,9 @@ class RankOutput:
     spike_times_ms: np.ndarray
     simulator_version: str
     simulator_info: dict = field(default_factory=dict)
+    # Spikes of this rank's neurons in the measured window from the simulator's own counter
+    # (without recording them); None where the simulator has none.
+    spike_counter: int | None = None
 
 
 class Backend:

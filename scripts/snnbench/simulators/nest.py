@@ -102,6 +102,9 @@ class NestBackend(Backend):
     def simulate(self) -> None:
         self.nest.Run(self.model["t_sim_ms"])
         self.nest.Cleanup()
+        # Spikes this rank's neurons fired in the last Run (the measured window), devices not
+        # counted: what a performance point, which records no spikes, processed.
+        self.spike_counter = int(self.nest.GetKernelStatus("local_spike_counter"))
 
     def timers(self) -> dict[str, float]:
         status = self.nest.GetKernelStatus()
@@ -125,6 +128,7 @@ class NestBackend(Backend):
             spike_senders=senders.astype(np.int64),
             spike_times_ms=times.astype(float),
             simulator_version=build["version"],
+            spike_counter=getattr(self, "spike_counter", None),
             simulator_info={
                 "have_mpi": bool(build["have_mpi"]),
                 "threads_model": build["threads_model"],
