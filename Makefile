@@ -10,6 +10,8 @@ SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
 # The snn-training family: one environment per CPU-capable library (envs/<name>.yaml); tested
 # equal to the frameworks' registry (snnbench.training.spec.FRAMEWORKS).
 TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
+# The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
+DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 # The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
 # are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
@@ -17,7 +19,7 @@ INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training report archive regression test lint format bench bench-analysis bench-slurm \
+.PHONY: env training-envs run run-training run-data bench-data report archive regression test lint format bench bench-analysis bench-slurm \
 	bench-pynn bench-brian2 rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -68,6 +70,14 @@ training-envs: $(TRAINING_ENVS:%=env-%)
 run-training: env training-envs
 	$(SNAKEMAKE) --configfile config/experiments/snn-training-cpu.yaml $(ARGS)
 
+## run-data: the snn-data family on CPU (config/experiments/snn-data-cpu.yaml): loading strategies with the training step
+run-data: env env-$(DATA_ENV)
+	$(SNAKEMAKE) --configfile config/experiments/snn-data-cpu.yaml $(ARGS)
+
+## bench-data: run-data, then print per strategy and model the later-epoch time by part and the speed-up over naive
+bench-data: run-data
+	$(VENV)/bin/python -m snnbench.data.summary results/snn-data-cpu/points.csv
+
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env
 	$(SNAKEMAKE) $(ARGS)
@@ -87,9 +97,9 @@ regression: env
 	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE))
 
-## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's and the
-## training family's tests need their environments)
-test: env env-nest-mpi env-brian2 env-brian2genn training-envs
+## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's, the
+## training family's and the data family's tests need their environments)
+test: env env-nest-mpi env-brian2 env-brian2genn training-envs env-$(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env

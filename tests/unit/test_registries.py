@@ -37,9 +37,29 @@ def test_schema_models_are_the_families():
     assert schema()["$defs"]["experiment"]["properties"]["model"]["default"] == families.DEFAULT
 
 
+def test_schema_data_strategies_and_models_are_the_registries():
+    from snnbench.data import spec as data_spec
+
+    block = schema()["$defs"]["data_experiment"]["properties"]["snn_data"]["properties"]
+    assert sorted(block["strategies"]["items"]["enum"]) == sorted(data_spec.STRATEGIES)
+    assert sorted(block["tensors"]["items"]["enum"]) == sorted(data_spec.TENSORS)
+    assert sorted(block["models"]["items"]["enum"]) == sorted(data_spec.MODELS)
+    assert sorted(block["datasets"]["items"]["enum"]) == sorted(data_spec.DATASETS)
+
+
+def test_every_family_has_its_schema_block():
+    items = schema()["properties"]["experiments"]["items"]
+    families_in_schema, node = [], items
+    while "if" in node:
+        families_in_schema.append(node["if"]["properties"]["model"]["const"])
+        node = node["else"]
+    assert sorted([*families_in_schema, families.DEFAULT]) == sorted(families.FAMILIES)
+
+
 def test_every_environment_named_has_its_file():
     named = {s.environment for s in SIMULATORS.values()} | {s.mpi_environment for s in SIMULATORS.values()}
     named |= {f.environment for f in FRAMEWORKS.values()} | set(environments.MAIN)
+    named |= {families.get("snn-data").environment({})}
     assert {f"{env}.yaml" for env in named - {None}} <= {p.name for p in paths.ENVS.glob("*.yaml")}
 
 
@@ -49,6 +69,8 @@ def test_makefile_environment_lists_are_the_registries():
     # lava-dl is documented as unavailable here (no installable environment).
     cpu = {f.environment for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable}
     assert sorted(make_variable("TRAINING_ENVS")) == sorted(cpu)
+    # `make test` builds the snn-data family's environment (DATA_ENV).
+    assert make_variable("DATA_ENV") == [families.get("snn-data").environment({})]
 
 
 @pytest.mark.parametrize(

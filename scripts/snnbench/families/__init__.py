@@ -16,6 +16,7 @@ from snnbench.families.base import Family
 FAMILIES = {
     "pd14": "snnbench.families.pd14:PD14",
     "snn-training": "snnbench.families.training:Training",
+    "snn-data": "snnbench.families.data:Data",
 }
 DEFAULT = "pd14"  # the family of an experiment that names no `model` (the schema's default too)
 

@@ -7,7 +7,8 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 
 Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
-panels by topic: performance, activity, comparison, race (PD14) and training (snn-training).
+panels by topic: performance, activity, comparison, race (PD14), training (snn-training) and
+data (snn-data).
 
 Every panel works for any series: the series of a panel are the values of `data.series`
 (`simulator` within a PD14 experiment, `table` across result tables, `framework` for
@@ -15,7 +16,7 @@ snn-training). Failed points and invalid ones are kept out of the curves and dra
 """
 
 from snnbench import pd14, validation
-from snnbench.figures import activity, comparison, performance, race, training
+from snnbench.figures import activity, comparison, data, performance, race, training
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS
 from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
 from snnbench.figures.registry import (
@@ -59,6 +60,7 @@ __all__ = [
     "caption",
     "colors",
     "comparison",
+    "data",
     "detailed_timer_columns",
     "draw",
     "layout",
