@@ -239,7 +239,7 @@ def _add_simulator_fields(spec: dict, experiment: dict) -> None:
 # through the workflow on a 2-core machine (2026-11-23):
 #   N0.02 K0.1 (1 544 neurons, 597 761 synapses):      1 rank 234 MB;  2 ranks 96 + 96 MB
 #   N0.1  K0.1 (7 717 neurons, 2 988 807 synapses):    1 rank 561 MB;  2 ranks 252 + 251 MB
-#   N1    K1   (77 169 neurons, 298 880 970 synapses): 2 ranks 7.1 + 7.2 GB (make bench-full-scale)
+#   N1    K1   (77 169 neurons, 298 880 970 synapses): 2 ranks 7 153 + 7 153 MB (make bench-full-scale)
 # A rank's interpreter with NEST imported (VmRSS after setup): 152 MB with the PyPI wheel (points of one
 # rank run in .venv), 53 MB with NEST built with MPI (.venv-nest-mpi). The rest grows with the model:
 # ~38 kB per neuron and ~38 B per synapse (a fit to N0.1 K0.1 and full scale; it gives N0.02 K0.1 within 5 %).
