@@ -19,8 +19,8 @@ INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training run-data bench-data report archive regression test lint format bench bench-analysis bench-slurm \
-	bench-pynn bench-brian2 rerun rerun-failed clean
+.PHONY: env training-envs run run-training run-data bench-data report archive regression test lint format bench bench-analysis \
+	bench-slurm bench-pynn bench-brian2 bench-full-scale rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -132,6 +132,13 @@ bench-pynn: env
 ## bench-brian2: Brian2 cpp_standalone vs NEST on the same point (ratio of medians, build time apart)
 bench-brian2: env env-brian2
 	$(VENV)/bin/python -m snnbench.dev.bench_brian2 $(ARGS)
+
+## bench-full-scale: full-scale PD14 (N = K = 1, 2 ranks x 1 thread, 0.5 s + 1 s) through the workflow on this
+## machine, then its synapses, peak memory against the SLURM estimate, phase times, RTF and rates against the
+## published ones (~6 min and ~15 GB on 2 cores; not part of make test)
+bench-full-scale: env env-nest-mpi
+	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/full-scale-local.yaml $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.full_scale
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

@@ -22,6 +22,7 @@ import numpy as np
 
 from snnbench import activity, energy, pd14, race, record
 from snnbench.environments import EnvironmentMissing
+from snnbench.memory import process_mb
 from snnbench.simulators import python_for
 
 
@@ -39,6 +40,27 @@ class Terminated(Exception):
 
 def in_slurm_job() -> bool:
     return "SLURM_JOB_ID" in os.environ
+
+
+def slurm_stop_reason(wait_s: float = 5.0) -> str:
+    """Why SLURM stops this job, from its accounting (sacct's state: NODE_FAIL, "CANCELLED by 0",
+    TIMEOUT). The controller signals the job before the accounting hears of it: asked again until
+    the state is final or wait_s have passed (SLURM's SIGKILL follows KillWait, 30 s by default)."""
+    deadline, state = time.monotonic() + wait_s, None
+    while True:
+        try:
+            command = ["sacct", "-X", "-n", "-P", "-j", os.environ["SLURM_JOB_ID"], "-o", "State"]
+            state = subprocess.run(command, capture_output=True, text=True, timeout=5).stdout.strip() or state
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if (state and not state.startswith(("RUNNING", "COMPLETING"))) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if not state or state.startswith(("RUNNING", "COMPLETING")):
+        return "job cancelled, out of time or a node lost"
+    if state.startswith("NODE_FAIL"):
+        return f"job state {state}: a node of the job was lost"
+    return f"job state {state}"
 
 
 def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
@@ -74,6 +96,18 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
     except EnvironmentMissing as missing:
         raise PointFailed(str(missing)) from None
     return [*launcher, python, "-m", "snnbench.simulate", str(spec_path), str(rank_dir)]
+
+
+def _hold_sigterm() -> None:
+    """Inside a SLURM job, once the run has ended: SLURM stopping the job signals all its processes,
+    maybe more than once, and SIGKILLs them KillWait seconds later; the record is written first."""
+    if in_slurm_job():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+def _sigterm_follows(wait_s: float = 2.0) -> bool:
+    """Inside a SLURM job, after a failed run: whether SLURM's SIGTERM (held) arrives within wait_s."""
+    return in_slurm_job() and signal.sigtimedwait([signal.SIGTERM], wait_s) is not None
 
 
 def _describe_exit(code: int) -> str:
@@ -177,24 +211,35 @@ def run_point(
     try:
         try:
             command = launch_command(spec, Path(spec_path), rank_dir)
-            run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads_per_rank"])
+            try:
+                run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads_per_rank"])
+            finally:
+                _hold_sigterm()
             rank_files = sorted(rank_dir.glob("rank*.json"))
             ranks = [json.loads(f.read_text()) for f in rank_files]
             if len(ranks) != spec["resources"]["ranks"]:
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
             senders, times = record.merge_spikes(sorted(rank_dir.glob("rank*.npz")))
             rec.update(build_record(spec, ranks, senders, times, bounds))
+            # This process's own peak too: SLURM's memory limit covers it beside the ranks.
+            rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"
         except PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
+            if _sigterm_follows():
+                # SLURM is stopping the job, and its ranks went first (srun ends when a node is lost).
+                terminated = Terminated(signal.SIGTERM)
+                rec["failure"]["reason"] = f"terminated by {terminated} from SLURM ({slurm_stop_reason()}); {failure}"
+                _finish(rec, start, spikes_path, record_path, log_path, senders, times)
+                sys.exit(128 + terminated.signum)
         except Terminated as terminated:
             if not in_slurm_job():
                 # Ctrl-C or a stopped workflow: no record, so the point is redone on resume.
                 sys.exit(128 + terminated.signum)
-            # The scheduler cancelled the job or it ran past its SLURM time limit. Snakemake counts
-            # the job as failed; with keep-incomplete (profiles/slurm) this record stays as the
-            # evidence and the point is redone on the next run.
-            rec["failure"] = {"reason": f"terminated by {terminated} from SLURM (job cancelled or out of time)"}
+            # SLURM cancelled the job, ran out of its time or lost one of its nodes. Snakemake
+            # counts the job as failed; with keep-incomplete (profiles/slurm) this record stays as
+            # the evidence and the point is redone on the next run.
+            rec["failure"] = {"reason": f"terminated by {terminated} from SLURM ({slurm_stop_reason()})"}
             _finish(rec, start, spikes_path, record_path, log_path, senders, times)
             sys.exit(128 + terminated.signum)
     finally:

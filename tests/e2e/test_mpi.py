@@ -1,14 +1,16 @@
 """Real MPI ranks on this machine (mpirun): 2 ranks x 1 thread against 1 rank x 2 threads.
 
 Both have two virtual processes, and NEST's random streams belong to virtual processes, not to
-ranks or threads: the network and its activity must come out the same.
+ranks or threads: the network and its activity must come out the same. The same two points check
+the memory estimate sent to SLURM against the peak they measured.
 """
 
 import json
 
 import pytest
 import yaml
-from conftest import REPO, snakemake
+from conftest import REPO, copy_workflow, snakemake
+from snnbench.families.pd14 import estimate_mem_mb
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,12 +30,20 @@ EXPERIMENT = {
 }
 
 
-def test_two_ranks_match_two_threads(workflow_copy):
-    (workflow_copy / "config" / "mpi.yaml").write_text(yaml.safe_dump({"experiments": [EXPERIMENT]}))
-    two = "results/mpi/nest/nodes1_ranks{}_threads{}/N0.05_K0.1/seed3/record.json"
-    snakemake(workflow_copy, two.format(2, 1), two.format(1, 2), "--configfile", "config/mpi.yaml")
-    ranks = json.loads((workflow_copy / two.format(2, 1)).read_text())
-    threads = json.loads((workflow_copy / two.format(1, 2)).read_text())
+RECORD = "results/mpi/nest/nodes1_ranks{}_threads{}/N0.05_K0.1/seed3/record.json"
+
+
+@pytest.fixture(scope="module")
+def ranks_and_threads(tmp_path_factory) -> tuple[dict, dict]:
+    """The records of 2 ranks x 1 thread and 1 rank x 2 threads, run through the workflow."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("mpi"))
+    (workdir / "config" / "mpi.yaml").write_text(yaml.safe_dump({"experiments": [EXPERIMENT]}))
+    snakemake(workdir, RECORD.format(2, 1), RECORD.format(1, 2), "--configfile", "config/mpi.yaml")
+    return tuple(json.loads((workdir / RECORD.format(*shape)).read_text()) for shape in ((2, 1), (1, 2)))
+
+
+def test_two_ranks_match_two_threads(ranks_and_threads):
+    ranks, threads = ranks_and_threads
     assert ranks["status"] == threads["status"] == "ok", (ranks["failure"], threads["failure"])
 
     assert len(ranks["ranks"]) == 2 and ranks["simulator"]["have_mpi"]
@@ -46,3 +56,13 @@ def test_two_ranks_match_two_threads(workflow_copy):
     assert ranks["activity"]["rates_hz"] == pytest.approx(threads["activity"]["rates_hz"])
     # Detailed timers come with the MPI build (the PyPI wheel has none).
     assert "time_update" in ranks["simulator_timers_s"]["simulate"]
+
+
+def test_memory_estimate_covers_the_peak(ranks_and_threads):
+    # Goal: what a point asks SLURM for (per node, times the nodes) is never below the peak
+    # resident memory of the job's processes (its ranks' VmHWM, summed, and the wrapper's) and at
+    # most 25 % above it. NEST's memory is deterministic for a given build and shape.
+    for rec in ranks_and_threads:
+        estimate = estimate_mem_mb(rec["point"]) * rec["point"]["resources"]["nodes"]
+        peak = rec["memory"]["peak_rss_mb_sum"] + rec["memory"]["wrapper_peak_rss_mb"]
+        assert peak <= estimate <= 1.25 * peak, (rec["point"]["path"], estimate, peak)

@@ -266,3 +266,57 @@ def test_slurm_grants_the_shape_of_each_point(two_node_run):
 def megabytes(tres: str) -> int:
     """sacct's TRES memory ("1400M", "2G") in MB."""
     return int(float(tres[:-1]) * {"M": 1, "G": 1024, "T": 1024**2}[tres[-1]])
+
+
+def test_lost_node_fails_its_point_which_reruns_alone(cluster, shared_dir):
+    # A 2-node point loses its second node mid-run (tests/slurm/cluster.sh lose n2: the node's
+    # processes killed, slurmctld told it is DOWN). The other point asks for a whole node (2 CPUs),
+    # so it runs before the 2-node job or after the loss, on the node that is left.
+    needs_mpi_nest()
+    workdir = copy_workflow(shared_dir("lost"))
+    config = {
+        "experiments": [
+            dict(
+                TINY,
+                name="slurm-lost",
+                resources={"nodes": [2], "ranks_per_node": [1], "threads_per_rank": [1]},
+                pd14=dict(TINY["pd14"], t_sim_ms=5000),
+            ),
+            dict(TINY, name="slurm-kept", resources={"threads_per_rank": [2]}),
+        ]
+    }
+    (workdir / "config" / "lost.yaml").write_text(yaml.safe_dump(config))
+    lost, kept = point("slurm-lost", 1, 1, nodes=2), point("slurm-kept", 1, 2)
+    log = workdir / "logs/execute/slurm-lost/nest/nodes2_ranks1_threads1/N0.02_K0.1/seed1.log"
+    command = [str(VENV_BIN / "snakemake"), "--profile", "profiles/slurm", "--configfile", "config/lost.yaml"]
+    run = subprocess.Popen([*command, *FAST_POLLING], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 300
+        while not (log.exists() and "running:" in log.read_text()) and time.time() < deadline:
+            time.sleep(0.5)
+        time.sleep(2)  # the ranks are starting or simulating on both nodes
+        subprocess.run([str(CLUSTER), "lose", "n2"], check=True, capture_output=True)
+        output = run.communicate(timeout=600)[0].decode()
+        assert run.returncode != 0, output[-3000:]
+
+        # Its record says failed with SLURM's reason; the other point finished on the node left.
+        failed = json.loads((workdir / lost / "record.json").read_text())
+        assert failed["status"] == "failed" and "NODE_FAIL" in failed["failure"]["reason"], failed["failure"]
+        assert sacct_state(failed["provenance"]["slurm"]["job_id"]) == "NODE_FAIL"
+        assert json.loads((workdir / kept / "record.json").read_text())["status"] == "ok"
+        assert list(pd.read_csv(workdir / "results/slurm-kept/points.csv")["status"]) == ["ok"]
+
+        # No tables for its experiment yet (the job never finished): the record is the evidence.
+        assert not (workdir / "results/slurm-lost/points.csv").exists()
+    finally:
+        if run.poll() is None:
+            run.kill()
+        subprocess.run([str(CLUSTER), "restore", "n2"], check=True, capture_output=True)
+
+    # With the node back, the rerun command redoes that point alone, across both nodes.
+    kept_mtime = (workdir / kept / "record.json").stat().st_mtime_ns
+    slurm_snakemake(workdir, "config/lost.yaml", "--forcerun", f"{lost}/record.json")
+    rerun = json.loads((workdir / lost / "record.json").read_text())
+    assert rerun["status"] == "ok" and {r["host"] for r in rerun["ranks"]} == {"n1", "n2"}
+    assert (workdir / kept / "record.json").stat().st_mtime_ns == kept_mtime
+    assert list(pd.read_csv(workdir / "results/slurm-lost/points.csv")["status"]) == ["ok"]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A two-node SLURM cluster on this machine (slurmctld + slurmdbd + two slurmd, n1 and n2, + munge +
 # MariaDB), for the tests of profiles/slurm and for trying the profile by hand:
-#   tests/slurm/cluster.sh start | stop | status
+#   tests/slurm/cluster.sh start | stop | status | lose NODE | restore NODE
+# `lose n2` takes node n2 away as a crash would (every process of the node killed, slurmctld told
+# the node is DOWN, so its jobs end with NODE_FAIL); `restore n2` brings it back.
 # Each slurmd is a node of its own as on a real cluster: its own port, its own hostname (a UTS
 # namespace) and its own /tmp (a mount namespace whose /tmp is a private directory), so that what
 # one node writes to /tmp the other cannot see, and PMIx's per-node files in /tmp do not collide.
@@ -197,6 +199,33 @@ stop() {
   log "stopped"
 }
 
+node_pids() {  # node_pids NODE: every process of the node (its slurmd's UTS namespace)
+  local ns pid
+  ns=$(readlink "/proc/$(cat "$state/$1/slurmd.pid")/ns/uts")
+  # A slurmd in this machine's own namespace would make every process "of the node".
+  [ "$ns" != "$(readlink /proc/$$/ns/uts)" ] || { log "$1 has no namespace of its own"; exit 1; }
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    [ "$(readlink "/proc/$pid/ns/uts" 2>/dev/null)" = "$ns" ] && echo "$pid"
+  done
+  return 0
+}
+
+lose() {  # lose NODE: the node crashes (slurmd, step daemons, tasks) and slurmctld marks it DOWN
+  local node=$1
+  alive "$state/$node/slurmd.pid" || { log "$node is not running"; exit 1; }
+  kill -9 $(node_pids "$node") 2>/dev/null || true
+  scontrol update NodeName="$node" State=DOWN Reason="node lost (cluster.sh lose)"
+  log "lost $node: $(sinfo -h -n "$node" -o %T)"
+}
+
+restore() {  # restore NODE: its slurmd again, and the node back in service
+  local node=$1
+  start_node "$node"
+  scontrol update NodeName="$node" State=RESUME 2>/dev/null || true
+  wait_for 60 "$node idle" sh -c "[ \"\$(sinfo -h -n $node -o %T)\" = idle ]"
+  log "restored $node"
+}
+
 status() {
   local node
   printf '%-12s %s\n' munged "$(pgrep -x munged >/dev/null && echo running || echo stopped)"
@@ -213,5 +242,7 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  lose) lose "${2:?usage: $0 lose NODE}" ;;
+  restore) restore "${2:?usage: $0 restore NODE}" ;;
+  *) echo "usage: $0 start|stop|status|lose NODE|restore NODE" >&2; exit 2 ;;
 esac
