@@ -24,7 +24,7 @@ from statistics import median
 from snakemake.utils import validate
 
 from snnbench.config import CONFIG_SCHEMA, expand_points
-from snnbench.dev.benchkit import interleaved_pairs, run_simulate
+from snnbench.dev.benchkit import bench_config, interleaved_pairs, run_simulate
 from snnbench.simulators import EnvironmentMissing, python_for
 
 GOAL_RATIO = 2.0
@@ -47,25 +47,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def specs(args: argparse.Namespace) -> list[dict]:
-    experiment = {
-        "name": "bench-brian2",
-        "model": "pd14",
-        "simulators": list(SIMULATORS),
-        "scaling": "strong",
-        "resources": {"nodes": [1], "ranks_per_node": [1], "threads_per_rank": [args.threads]},
-        "pd14": {
-            "neuron_scale": args.scale,
-            "indegree_scale": args.indegree_scale,
-            "t_presim_ms": args.t_presim,
-            "t_sim_ms": args.t_sim,
-            "input": "poisson",
-            "record_spikes": True,
-        },
-        "seeds": [args.seed + i for i in range(args.reps)],
-        "brian2": {"delay_bins": 4},
-    }
-    config = {"experiments": [experiment]}
-    validate(config, str(CONFIG_SCHEMA))  # fills in the defaults, as the workflow does
+    config = bench_config(args, name="bench-brian2", simulators=tuple(SIMULATORS))  # schema defaults filled in
+    experiment = config["experiments"][0]
+    experiment["resources"] = {"nodes": [1], "ranks_per_node": [1], "threads_per_rank": [args.threads]}
+    experiment["pd14"]["record_spikes"] = True
+    experiment["brian2"] = {"delay_bins": 4}
+    validate(config, str(CONFIG_SCHEMA))  # the Brian2 options' defaults too, as the workflow does
     return expand_points(config["experiments"][0])
 
 

@@ -11,12 +11,9 @@ point; a crash, kill or time-out is recorded as `failed` with the reason, as for
 from __future__ import annotations
 
 import json
-import tempfile
-import time
 from pathlib import Path
 
-from snnbench import environments, execute, gpu, record
-from snnbench.environments import EnvironmentMissing
+from snnbench import child_point, environments, gpu
 from snnbench.training import spec as training_spec
 
 
@@ -38,46 +35,19 @@ def skip_reason(spec: dict) -> str | None:
     return reason
 
 
-def build_record(result: dict) -> dict:
-    """The record's measurement sections from the child's result.json."""
-    keys = ("framework", "device", "timing", "memory", "activity", "sanity", "trainable_parameters", "neuron")
-    return {"training": {k: result[k] for k in keys if k in result}}
+RESULT_KEYS = ("framework", "device", "timing", "memory", "activity", "sanity", "trainable_parameters", "neuron")
 
 
 def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float) -> dict:
-    start = time.perf_counter()
     spec = json.loads(Path(spec_path).read_text())
-    rec = record.new(spec)
-    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    reason = skip_reason(spec)
-    if reason is not None:
-        rec["status"], rec["failure"] = "skipped", {"reason": reason}
-        with open(log_path, "a") as log:
-            log.write(f"[snnbench] skipped: {reason}\n")
-    else:
-        with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
-            try:
-                try:
-                    python = python_for(spec)
-                except EnvironmentMissing as missing:
-                    raise execute.PointFailed(str(missing)) from None
-                command = [python, "-m", "snnbench.training.run", str(spec_path), tmp]
-                execute.run_child(command, Path(log_path), time_limit_s, spec["resources"]["threads"])
-                result_path = Path(tmp) / "result.json"
-                if not result_path.exists():
-                    raise execute.PointFailed("the run wrote no result.json")
-                result = json.loads(result_path.read_text())
-                rec["training"] = build_record(result)["training"]
-                if result["status"] == "skipped":
-                    rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
-                else:
-                    rec["status"] = "ok"
-            except execute.PointFailed as failure:
-                rec["failure"] = {"reason": str(failure)}
-    rec["wall_time_s"] = time.perf_counter() - start
-    record.write(rec, Path(record_path))
-    with open(log_path, "a") as log:
-        log.write(
-            f"[snnbench] status {rec['status']}" + (f": {rec['failure']['reason']}\n" if rec["failure"] else "\n")
-        )
-    return rec
+    return child_point.run_point(
+        spec_path,
+        record_path,
+        log_path,
+        time_limit_s,
+        skip_reason=skip_reason,
+        environment=environment_for(spec),
+        module="snnbench.training.run",
+        section="training",
+        keys=RESULT_KEYS,
+    )

@@ -1,0 +1,69 @@
+"""The parent's part for families whose point is one child process writing result.json
+(snn-training, snn-data): skip what cannot run here, run the child in the point's environment
+in a scratch folder, and write the record, whatever happens (a crash, kill or time-out is
+recorded as failed with the reason, as for PD14 points)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from snnbench import environments, execute, record
+from snnbench.environments import EnvironmentMissing
+
+
+def run_child(module: str, environment: str, spec_path: Path, log_path: Path, time_limit_s: float, threads: int):
+    """`python -m <module> SPEC SCRATCH` in the environment; returns the result.json it wrote."""
+    with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:
+        try:
+            python = environments.python(environment)
+        except EnvironmentMissing as missing:
+            raise execute.PointFailed(str(missing)) from None
+        execute.run_child([python, "-m", module, str(spec_path), tmp], Path(log_path), time_limit_s, threads)
+        result_path = Path(tmp) / "result.json"
+        if not result_path.exists():
+            raise execute.PointFailed("the run wrote no result.json")
+        return json.loads(result_path.read_text())
+
+
+def run_point(
+    spec_path: Path,
+    record_path: Path,
+    log_path: Path,
+    time_limit_s: float,
+    *,
+    skip_reason: Callable[[dict], str | None],
+    environment: str,
+    module: str,
+    section: str,
+    keys: tuple[str, ...],
+) -> dict:
+    """The point's record: skipped (with the reason) without a child, else the child's result
+    under `section` (its `keys`), ok, skipped by the child, or failed."""
+    start = time.perf_counter()
+    spec = json.loads(Path(spec_path).read_text())
+    rec = record.new(spec)
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    reason = skip_reason(spec)
+    if reason is not None:
+        rec["status"], rec["failure"] = "skipped", {"reason": reason}
+    else:
+        try:
+            result = run_child(module, environment, spec_path, log_path, time_limit_s, spec["resources"]["threads"])
+            rec[section] = {k: result[k] for k in keys if k in result}
+            if result["status"] == "skipped":
+                rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
+            else:
+                rec["status"] = "ok"
+        except execute.PointFailed as failure:
+            rec["failure"] = {"reason": str(failure)}
+    rec["wall_time_s"] = time.perf_counter() - start
+    record.write(rec, Path(record_path))
+    with open(log_path, "a") as log:
+        log.write(
+            f"[snnbench] status {rec['status']}" + (f": {rec['failure']['reason']}\n" if rec["failure"] else "\n")
+        )
+    return rec
