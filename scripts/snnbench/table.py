@@ -20,14 +20,20 @@ from snnbench import families
 from snnbench.jsonfile import read_json
 
 
-def read_benchmark(path: Path | None) -> dict:
-    """Snakemake's own measurement of the execute job (the second, independent timing source).
+def read_benchmark_row(path) -> dict:
+    """The last row of a Snakemake benchmark file (s, max_rss, max_pss, ...), as text; {} without one.
     Read with the csv module: collect reads one per point, and pandas costs a millisecond each."""
     if path is None or not os.path.exists(path):
         return {}
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    if not rows:
+    return rows[-1] if rows else {}
+
+
+def read_benchmark(path: Path | None) -> dict:
+    """Snakemake's own measurement of the execute job (the second, independent timing source)."""
+    row = read_benchmark_row(path)
+    if not row:
         return {}
 
     def number(text):
@@ -36,7 +42,7 @@ def read_benchmark(path: Path | None) -> dict:
         except (TypeError, ValueError):
             return np.nan
 
-    return {"job_wall_s": number(rows[-1]["s"]), "job_max_rss_mb": number(rows[-1].get("max_rss"))}
+    return {"job_wall_s": number(row["s"]), "job_max_rss_mb": number(row.get("max_rss"))}
 
 
 def outcome_columns(rec: dict) -> dict:

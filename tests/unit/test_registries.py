@@ -85,3 +85,17 @@ def test_point_paths_match_the_workflow_pattern(path):
         family = families.of_spec(spec)
         point = point_dir.removeprefix(f"results/{spec['experiment']}/")
         assert re.fullmatch(family.point_regex_str(), point) and fnmatch.fnmatch(point, family.point_glob())
+
+
+RESOURCES = {"threads", "mem_mb", "nodes", "tasks", "tasks_per_node", "cpus_per_task", "mpi", "gpu"}
+
+
+@pytest.mark.parametrize(
+    "path", [REPO / "config" / "config.yaml", *sorted((REPO / "config" / "experiments").glob("*.yaml"))], ids=str
+)
+def test_every_family_gives_every_resource_the_execute_rule_asks_for(path):
+    """workflow/rules/execute.smk asks each point's family for these resources, whatever the family."""
+    config = yaml.safe_load(path.read_text())
+    validate(config, str(SCHEMA))
+    for spec in snnconfig.all_points(config).values():
+        assert set(families.of_spec(spec).resources(spec, config)) == RESOURCES, spec["path"]

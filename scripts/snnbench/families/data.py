@@ -134,6 +134,7 @@ class Data(Family):
             "mem_mb": estimate_mem_mb(spec),
             "nodes": 1,
             "tasks": 1,
+            "tasks_per_node": None,
             "cpus_per_task": threads,
             "mpi": None,
             "gpu": 1 if spec["device"] == "cuda" else 0,
