@@ -76,6 +76,8 @@ def _stacked(ax, data: Data, prefix: str, title: str) -> None:
     bad = data.invalid[data.invalid["status"] == "ok"]
     if not bad.empty:
         ax.scatter([0] * len(bad), [0] * len(bad), label="invalid (samples missed)", **INVALID)
+    if bottom.max() > 0:
+        ax.set_ylim(0, 1.6 * bottom.max())  # room above the bars for the legend
     legend(ax, loc="best")
 
 
