@@ -155,13 +155,13 @@ def test_ci_experiment_records_every_library(ci_run):
     )
     assert record["training"]["framework"]["version"] == "1.1.0" and record["training"]["framework"]["differences"]
 
-    gpu = pd.read_csv(workdir / "results/snn-training-ci-gpu/points.csv").set_index("framework")
+    gpu_points = pd.read_csv(workdir / "results/snn-training-ci-gpu/points.csv").set_index("framework")
     present, _ = gpu.present()
     if present:
-        assert gpu.loc["torch", "status"] == "ok"
+        assert gpu_points.loc["torch", "status"] == "ok"
     else:
-        assert (gpu["status"] == "skipped").all()
-        assert all(reason.startswith("no GPU") for reason in gpu["failure_reason"])
+        assert (gpu_points["status"] == "skipped").all()
+        assert all(reason.startswith("no GPU") for reason in gpu_points["failure_reason"])
 
     everything = pd.read_csv(workdir / "results/points.csv")
     assert set(everything["experiment"]) == {"snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"}
