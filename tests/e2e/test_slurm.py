@@ -42,8 +42,14 @@ def slurm_snakemake(workdir: Path, configfile: str, *args: str, check=True, **po
     return proc
 
 
-def sacct_state(job_id: str) -> str:
-    return sacct(job_id, "State")
+def sacct_state(job_id: str, settle_s: float = 60) -> str:
+    """The job's final state in SLURM's accounting, which slurmdbd may store some seconds late."""
+    deadline = time.time() + settle_s
+    state = sacct(job_id, "State")
+    while state in ("", "PENDING", "RUNNING", "COMPLETING") and time.time() < deadline:
+        time.sleep(1)
+        state = sacct(job_id, "State")
+    return state
 
 
 def sacct(job_id: str, field: str) -> str:
