@@ -15,6 +15,22 @@ from snnbench import environments, execute, record
 from snnbench.environments import EnvironmentMissing
 
 
+def resources(spec: dict, mem_mb: int) -> dict:
+    """A single-process point's resources for the execute rule: one task on one node with the
+    point's threads, and one GPU for a cuda point."""
+    threads = spec["resources"]["threads"]
+    return {
+        "threads": threads,
+        "mem_mb": mem_mb,
+        "nodes": 1,
+        "tasks": 1,
+        "tasks_per_node": None,
+        "cpus_per_task": threads,
+        "mpi": None,
+        "gpu": 1 if spec["device"] == "cuda" else 0,
+    }
+
+
 def run_child(module: str, environment: str, spec_path: Path, log_path: Path, time_limit_s: float, threads: int):
     """`python -m <module> SPEC SCRATCH` in the environment; returns the result.json it wrote."""
     with tempfile.TemporaryDirectory(prefix="snnbench-") as tmp:

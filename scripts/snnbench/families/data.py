@@ -128,17 +128,9 @@ class Data(Family):
         return ENVIRONMENT
 
     def resources(self, spec: dict, config: dict) -> dict:
-        threads = spec["resources"]["threads"]
-        return {
-            "threads": threads,
-            "mem_mb": estimate_mem_mb(spec),
-            "nodes": 1,
-            "tasks": 1,
-            "tasks_per_node": None,
-            "cpus_per_task": threads,
-            "mpi": None,
-            "gpu": 1 if spec["device"] == "cuda" else 0,
-        }
+        from snnbench import child_point
+
+        return child_point.resources(spec, estimate_mem_mb(spec))
 
     def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         from snnbench.config import time_limit_s
