@@ -312,8 +312,10 @@ def test_lost_node_fails_its_point_which_reruns_alone(cluster, shared_dir):
         assert json.loads((workdir / kept / "record.json").read_text())["status"] == "ok"
         assert list(pd.read_csv(workdir / "results/slurm-kept/points.csv")["status"]) == ["ok"]
 
-        # No tables for its experiment yet (the job never finished): the record is the evidence.
-        assert not (workdir / "results/slurm-lost/points.csv").exists()
+        # Its experiment's tables, written from the records on disk (onerror), show it as failed.
+        table = pd.read_csv(workdir / "results/slurm-lost/points.csv")
+        assert list(table["status"]) == ["failed"] and "NODE_FAIL" in table["failure_reason"].item()
+        assert "tables of slurm-lost written from the records on disk" in output, output[-3000:]
     finally:
         if run.poll() is None:
             run.kill()

@@ -32,3 +32,9 @@ rule collect_all:
         "../../envs/workflow.yaml"
     script:
         "../../scripts/concat_tables.py"
+
+
+# A job that did not finish (e.g. ended by SLURM) stops its experiment's collect: write its tables
+# from the records on disk instead, so that its failed points show.
+onerror:
+    write_unfinished_tables()

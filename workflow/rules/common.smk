@@ -8,7 +8,7 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 from snnbench import config as snnconfig
-from snnbench import config_check, families, figures, jsonfile, paths, validation_plan
+from snnbench import config_check, families, figures, jsonfile, paths, unfinished, validation_plan
 
 # Refused before any job, in a few lines naming the file, the key and what is allowed.
 CONFIG_FILES = ", ".join(map(str, workflow.configfiles)) or "no config file"
@@ -282,3 +282,12 @@ def get_final_output():
     if config["regression"]["baseline"]:
         outputs.append("results/regression.csv")
     return outputs
+
+
+def write_unfinished_tables():
+    """After a run with failed jobs (onerror): the tables of experiments whose points all have a
+    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows."""
+    experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
+    tolerance = get_validation_tolerance()
+    for line in unfinished.write_tables(experiment_points, config["activity_check"], tolerance):
+        logger.warning(line)
