@@ -20,7 +20,7 @@ pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p
 pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env training-envs run run-training run-data bench-data report archive regression test lint format bench bench-analysis \
-	bench-slurm bench-pynn bench-brian2 bench-full-scale rerun rerun-failed clean
+	bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -144,6 +144,11 @@ bench-full-scale: env env-nest-mpi
 rerun: env
 	@test -n "$(POINT)" || { echo "usage: make rerun POINT=results/<experiment>/<simulator>/<shape>/<scale>/seed<k>"; exit 2; }
 	$(SNAKEMAKE) $(ARGS) --forcerun $(POINT:%/=%)/record.json
+
+## check-config: the workflow's messages for config files, without running anything, e.g. make check-config CONFIG=config/experiments/mine.yaml
+check-config: env
+	@test -n "$(CONFIG)" || { echo "usage: make check-config CONFIG=path/to/config.yaml [...]"; exit 2; }
+	$(VENV)/bin/python -m snnbench.config_check $(CONFIG)
 
 ## rerun-failed: recompute every point whose record says failed
 rerun-failed: env

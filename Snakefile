@@ -1,9 +1,16 @@
 # snnbench: benchmarks of spiking neuronal network simulators on the PD14 cortical microcircuit.
 # configure -> execute -> validate -> collect -> analyze; the rules are in workflow/rules/, the logic in
 # workflow/rules/common.smk and the Python package under scripts/snnbench/.
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
+from snnbench.config_check import file_problems
+
 min_version("9.0")
+
+# Snakemake's own message for a malformed config file names neither the file nor the line.
+if file_problems("config/config.yaml"):
+    raise WorkflowError("\n".join(file_problems("config/config.yaml")))
 
 
 configfile: "config/config.yaml"

@@ -71,3 +71,58 @@ def schema_problems(config: dict, schema: dict | None = None) -> list[str]:
         first = best_match(first.context)
     rest = sorted({describe(e) for e in errors} - {describe(first)})
     return [describe(first), *rest[:4]]
+
+
+def file_problems(path) -> list[str]:
+    """What makes a config file unreadable as a config, with its name and the line: a YAML syntax
+    error, an empty file, a top level that is not a mapping of keys. [] if it reads, or is absent."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            content = yaml.safe_load(f)
+    except FileNotFoundError:
+        return []
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return [f"{path}{where}: not valid YAML: {getattr(error, 'problem', None) or error}"]
+    if content is None:
+        return [f"{path}: empty; a config file is a mapping of keys (experiments: [...], slurm: ..., ...)"]
+    if not isinstance(content, dict):
+        return [f"{path}: the top level is a {type(content).__name__}, not a mapping of keys (experiments: [...], ...)"]
+    return []
+
+
+def main(argv=None) -> int:
+    """`python -m snnbench.config_check FILE...`: the messages the workflow gives for these config
+    files (on top of config/config.yaml, as `--configfile` puts them), without running anything."""
+    import argparse
+
+    import yaml
+    from snakemake.utils import update_config, validate
+
+    from snnbench import config as snnconfig
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("files", nargs="+", help="config files as given to --configfile")
+    files = ["config/config.yaml", *parser.parse_args(argv).files]
+    problems = [line for path in files for line in file_problems(path)]
+    if not problems:
+        merged: dict = {}
+        for path in files:
+            with open(path, encoding="utf-8") as f:
+                update_config(merged, yaml.safe_load(f))
+        problems = [f"Error in config ({', '.join(files)}): {line}" for line in schema_problems(merged)]
+    if not problems:
+        validate(merged, str(CONFIG_SCHEMA))  # fills in the schema's defaults
+        try:
+            snnconfig.check(merged)
+        except snnconfig.ConfigError as error:
+            problems = [f"Error in config ({', '.join(files)}): {error}"]
+    print("\n".join(problems) or f"{', '.join(files)}: ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

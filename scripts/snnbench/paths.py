@@ -7,6 +7,7 @@ search and the families' paths are all derived from the patterns here and in the
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -38,3 +39,14 @@ def pattern_regex(pattern: str, fields: dict[str, str]) -> str:
 def pattern_glob(pattern: str) -> str:
     """A glob matching what `pattern.format(...)` writes (every field a `*`)."""
     return FIELD.sub("*", pattern)
+
+
+def unwritable(folder: str) -> str | None:
+    """The folder, or the nearest existing folder above it, where this user cannot create files
+    (permissions, an immutable flag, a read-only file system, a file in the way); None if it can."""
+    path = os.path.abspath(folder)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path) or not os.access(path, os.W_OK | os.X_OK):
+        return os.path.relpath(path)
+    return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -94,3 +96,46 @@ def test_damaged_record_is_named_set_aside_and_counted_as_failed(tmp_path):
     lines = jsonfile.set_aside_damaged([record], dry_run=False)
     assert lines[0][0] == str(record) and str(record) in lines[0][1]
     assert not record.exists() and (point / "record.json.damaged").exists()
+
+
+@pytest.mark.parametrize("block", ["immutable folder", "file in the way"])
+def test_unwritable_point_folder_is_refused_before_any_job(workflow_copy, block):
+    """A point that could not write its results would fail after the others ran and hold back its
+    experiment's tables: refused at planning, naming the folder."""
+    (workflow_copy / "config" / "unit.yaml").write_text(yaml.safe_dump({"experiments": [experiment()]}))
+    folder = workflow_copy / "results/unit/nest/nodes1_ranks1_threads2"
+    if block == "immutable folder":
+        folder.mkdir(parents=True)
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i needs root and a file system with inode flags (ext4, xfs, btrfs)")
+    else:
+        folder.parent.mkdir(parents=True)
+        folder.write_text("")
+    try:
+        proc = snakemake(workflow_copy, "--configfile", "config/unit.yaml", check=False)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Cannot write where points of this run write" in output, output[-2000:]
+    assert "results/unit/nest/nodes1_ranks1_threads2" in output
+    assert not list((workflow_copy / "results/unit").rglob("spec.json"))  # nothing ran
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("", "config/bad.yaml: empty; a config file is a mapping of keys"),
+        ("- a\n- b\n", "config/bad.yaml: the top level is a list, not a mapping of keys"),
+        ("experiments:\n  - name: x\n   bad: [\n", "config/bad.yaml, line 3, column 4: not valid YAML"),
+    ],
+)
+def test_unreadable_config_file_is_named_with_its_line(workflow_copy, monkeypatch, capsys, text, says):
+    monkeypatch.chdir(workflow_copy)
+    Path("config/bad.yaml").write_text(text)
+    # Given with --configfile, Snakemake reads it before the workflow: the checker names it.
+    assert config_check.main(["config/bad.yaml"]) == 1
+    assert capsys.readouterr().out.startswith(says)
+    # As the workflow's own config file, the workflow names it before any job.
+    Path("config/config.yaml").write_text(text)
+    proc = snakemake(workflow_copy, "--dry-run", check=False)
+    assert proc.returncode != 0 and says.replace("bad.yaml", "config.yaml") in proc.stdout + proc.stderr

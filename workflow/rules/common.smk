@@ -58,6 +58,34 @@ for _path, _line in jsonfile.set_aside_damaged([f"{path}/record.json" for path i
     logger.warning(_line)
     if not DRY_RUN:
         Path(f"results/{POINTS[str(Path(_path).parent)]['experiment']}/points.csv").unlink(missing_ok=True)
+
+
+def check_writable():
+    """Fail before any job if a point still to be run cannot write its folder, log or benchmark:
+    its job would fail after the others ran, and its experiment's tables would wait for it."""
+    blocked = {}
+    for path, spec in POINTS.items():
+        family = family_of_point(path)
+        if all(Path(path, name).exists() for name in (*family.outputs, *family.collected)):
+            continue
+        point = path.removeprefix(f"{paths.RESULTS}/")
+        for folder in (path, Path("logs/execute", point).parent, Path("benchmarks/execute", point).parent):
+            where = paths.unwritable(str(folder))
+            if where:
+                blocked.setdefault(where, []).append(path)
+    if blocked:
+        lines = [
+            f"  {where}" + (f" (needed by {len(ps)} point(s), e.g. {ps[0]})" if ps != [where] else "")
+            for where, ps in blocked.items()
+        ]
+        raise WorkflowError(
+            "Cannot write where points of this run write (permissions, an immutable flag, a read-only file system "
+            "or a file in the way):\n" + "\n".join(lines) + "\nMake it writable, or leave its experiment out of the "
+            "config; nothing was run."
+        )
+
+
+check_writable()
 # Figures: per experiment (its family's: name -> panels), across tables (comparisons), archives read beside.
 FIGURE_EXPERIMENTS = config["figures"]["experiments"] or list(EXPERIMENTS)
 FIGURES = {name: (FAMILY[name].figures(config) if name in FIGURE_EXPERIMENTS else {}) for name in EXPERIMENTS}
