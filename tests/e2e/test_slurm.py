@@ -179,6 +179,8 @@ def test_cancelled_point_is_failed_and_reruns_alone(cluster, shared_dir):
     other = json.loads((workdir / point("slurm-other", 1, 1) / "record.json").read_text())
     assert other["status"] == "ok"  # the rest completed
     assert (workdir / "results/slurm-other/points.csv").exists()
+    # Its own experiment's tables, from the records on disk, show it as failed.
+    assert list(pd.read_csv(workdir / "results/slurm-cancel/points.csv")["status"]) == ["failed"]
 
     # Rerunning that point alone succeeds; the next full run makes the tables and redoes nothing else.
     target = f"{point('slurm-cancel', 1, 1)}/record.json"
