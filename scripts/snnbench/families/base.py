@@ -90,6 +90,10 @@ class Family:
 
         return points, pd.DataFrame()
 
+    def series_of(self, experiment: dict) -> str:
+        """The column naming a figure's series for one experiment (default: the family's `series`)."""
+        return self.series
+
     def figures(self, config: dict) -> dict[str, list[str]]:
         """The experiment's figures: name -> panels."""
         return {}
