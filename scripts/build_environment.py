@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from snnbench import build_env
+from snnbench import build_env, builds
 
-params = snakemake.params  # noqa: F821 (provided by Snakemake)
-build_env.make(params.build, params.build["requirements"], params.labels, Path(snakemake.log[0]), snakemake.threads)  # noqa: F821
+build = snakemake.params.build  # noqa: F821 (provided by Snakemake)
+labels = builds.labels(snakemake.config, build["key"])  # noqa: F821 (how a failure names the build)
+build_env.make(build, build["requirements"], labels, Path(snakemake.log[0]), snakemake.threads)  # noqa: F821

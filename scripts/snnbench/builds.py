@@ -148,6 +148,25 @@ def replan() -> None:
     _point_build.cache_clear()
 
 
+def content(build: dict) -> dict:
+    """What defines a build's environment, without the name it has in one experiment: the build
+    rule's params (another name for the same environment must not remake it)."""
+    return {k: v for k, v in build.items() if k != "name"}
+
+
+def labels(config: dict, key: str) -> list[str]:
+    """The builds of a config's experiments whose environment has this key, e.g.
+    `nest@nest-3.9 (experiment nest-builds)`: how a failed build names itself."""
+    from snnbench import families
+
+    return sorted(
+        f"{label} (experiment {experiment['name']})"
+        for experiment in config["experiments"]
+        for label, build in families.of_experiment(experiment).builds(experiment)
+        if build["key"] == key
+    )
+
+
 def directory(build: dict) -> Path:
     return cache_root() / build["key"]
 

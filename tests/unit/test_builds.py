@@ -187,3 +187,11 @@ def test_compare_builds_names_the_builds_a_table_has(tmp_path):
     assert regression.main(["--builds", "a", "b", str(path), "--figure", str(figure)]) == 0
     assert figure.stat().st_size > 1000 and figure.with_suffix(".pdf").exists()
     assert np.isfinite(regression.compare_builds(table, "a", "b", 0.1).filter(like="ratio_").to_numpy()).all()
+
+
+def test_the_build_rule_sees_content_only_and_a_failure_names_every_use():
+    config = validated(experiment(builds=WHEELS), experiment(name="other", builds={"again": WHEELS["nest-3.9"]}))
+    (label, build), _ = families.get("pd14").builds(config["experiments"][0])
+    assert label == "nest@nest-3.9" and "name" not in builds.content(build)
+    assert builds.content(build)["key"] == build["key"]
+    assert builds.labels(config, build["key"]) == ["nest@again (experiment other)", "nest@nest-3.9 (experiment unit)"]

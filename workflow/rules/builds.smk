@@ -20,6 +20,5 @@ rule build_environment:
         point_slots=1,
     params:
         build=get_build,
-        labels=get_build_labels,
     script:
         "../../scripts/build_environment.py"

@@ -118,13 +118,14 @@ def family_outputs(family):
     return {Path(name).stem: f"{POINT}/{name}" for name in family.outputs}
 
 
-# Simulator builds (snnbench.builds): key -> the build and the points' labels, each made once.
+# Simulator builds (snnbench.builds): key -> what defines its environment and the experiments naming
+# it; each environment is made once, whatever its names.
 BUILD_ROOT = builds.cache_root()
 BUILDS = {}
-for _spec in POINTS.values():
-    if "build" in _spec:
-        _entry = BUILDS.setdefault(_spec["build"]["key"], {"build": _spec["build"], "labels": {}})
-        _entry["labels"][f"{builds.label(_spec)} (experiment {_spec['experiment']})"] = _spec["experiment"]
+for _name, _experiment in EXPERIMENTS.items():
+    for _label, _build in FAMILY[_name].builds(_experiment):
+        BUILDS.setdefault(_build["key"], {"content": builds.content(_build), "experiments": []})
+        BUILDS[_build["key"]]["experiments"].append(_name)
 
 
 def get_point_build(wildcards):
@@ -135,18 +136,16 @@ def get_point_build(wildcards):
 
 
 def get_build(wildcards):
-    return BUILDS[wildcards.key]["build"]
-
-
-def get_build_labels(wildcards):
-    return sorted(BUILDS[wildcards.key]["labels"])
+    # Only what defines the environment (its key): a param that changed with the names or experiments
+    # using it would make Snakemake remake a shared environment.
+    return BUILDS[wildcards.key]["content"]
 
 
 def get_build_slurm(key):
     """A site setting for a build's job: its first experiment's, else the config's."""
 
     def value(wildcards):
-        experiment = EXPERIMENTS[next(iter(BUILDS[wildcards.key]["labels"].values()))]
+        experiment = EXPERIMENTS[BUILDS[wildcards.key]["experiments"][0]]
         return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
 
     return value

@@ -50,6 +50,10 @@ class Family:
     def point_glob(self) -> str:
         return paths.pattern_glob(self.point_pattern)
 
+    def builds(self, experiment: dict) -> list[tuple[str, dict]]:
+        """The experiment's simulator builds (snnbench.builds): (label, the spec's build) for each."""
+        return []
+
     def summary(self, experiment: dict, specs: list[dict]) -> str:
         """What was run, in words, for captions."""
         raise NotImplementedError

@@ -128,6 +128,9 @@ class PD14(Family):
             "seed": spec["seed"],
         }
 
+    def builds(self, experiment: dict) -> list[tuple[str, dict]]:
+        return [(f"{simulator}@{b['name']}", b) for simulator, b in _simulator_builds(experiment) if b]
+
     def series_of(self, experiment: dict) -> str:
         # With builds, each simulator@build is a series of its own (pd14_table's simulator_build).
         return "simulator_build" if experiment.get("builds") else self.series
