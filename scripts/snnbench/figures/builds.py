@@ -5,6 +5,7 @@ with its spread over seeds, the tolerance band, and the changes flagged (snnbenc
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
@@ -47,6 +48,9 @@ def draw_ratios(ratios: pd.DataFrame, tolerance: float, png: str | None = None, 
             if row.get(f"change_{metric}") in CHANGE_MARK:
                 marker, color = CHANGE_MARK[row[f"change_{metric}"]]
                 ax.scatter(x[k], high[k] * 1.03, marker=marker, color=color, s=14, zorder=5)
+    ax.set_yscale("log")  # 2x slower and 2x faster equally far from 1
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xticks(range(len(metrics)), [_name(m) for m in metrics])
     if not ratios.empty and "baseline_build" in ratios:
         current = ratios["build"].iloc[0] if ratios["build"].nunique() == 1 else "build"
