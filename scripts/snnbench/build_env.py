@@ -125,6 +125,9 @@ def make(build: dict, requirements: list[str], labels: list[str], log_path: Path
             if "source" in build:
                 _build_source(build, prefix, log, threads)
             info = _provenance(build, requirements, prefix, started)
+            # The compiler is recorded: the CMake build folder (objects, ~300 MB) and the wheel can go.
+            for folder in ("cmake-build", "wheel"):
+                shutil.rmtree(prefix / folder, ignore_errors=True)
         except (BuildFailed, subprocess.SubprocessError, OSError) as error:
             shutil.rmtree(prefix, ignore_errors=True)
             message = f"{named}: {error}"
