@@ -19,8 +19,8 @@ INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training run-data bench-data report archive regression test lint format bench bench-analysis \
-	bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
+.PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+	bench-analysis bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -96,6 +96,14 @@ regression: env
 	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
 	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE))
+
+## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
+## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]
+compare-builds: env
+	@test -n "$(BASELINE)" -a -n "$(CURRENT)" || { echo "usage: make compare-builds BASELINE=<build> CURRENT=<build> [TABLE=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
+	$(VENV)/bin/python -m snnbench.regression --builds $(BASELINE) $(CURRENT) $(or $(TABLE),results/points.csv) \
+	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) --out results/builds-$(BASELINE)-$(CURRENT).csv \
+	  --figure results/builds-$(BASELINE)-$(CURRENT).png
 
 ## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's, the
 ## training family's and the data family's tests need their environments)

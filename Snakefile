@@ -21,6 +21,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/configure.smk"
+include: "workflow/rules/builds.smk"
 include: "workflow/rules/execute.smk"
 include: "workflow/rules/validate.smk"
 include: "workflow/rules/collect.smk"

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, compare, pd14, race, validation
+from snnbench import activity, builds, compare, pd14, race, validation
 from snnbench.table import outcome_columns
 
 
@@ -25,6 +25,10 @@ def _point_columns(spec: dict) -> dict:
     return {
         "experiment": spec["experiment"],
         "simulator": spec["simulator"],
+        # The simulator's build, where the experiment names builds (else empty) and both together,
+        # the series of such an experiment's figures.
+        "build": (spec.get("build") or {}).get("name", ""),
+        "simulator_build": builds.label(spec),
         "scaling": spec["scaling"],
         "nodes": res["nodes"],
         "ranks_per_node": res["ranks_per_node"],
@@ -54,6 +58,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     )
     row.update(benchmark or {})
     row.update(race.record_columns(rec))  # recipe, spikes and synaptic events, energy, E_syn
+    row.update(build_columns(prov.get("build")))
     if rec["status"] != "ok":
         row["valid"] = False
         return row
@@ -89,6 +94,26 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     # also rules out those whose spike statistics are outside the validation tolerance.
     row["valid"] = verdict["plausible"] is not False
     return row
+
+
+def build_columns(build: dict | None) -> dict:
+    """The provenance of a point's build: its environment's key, what it was made from, the version
+    the simulator reports, and for a source tree `git describe`, uncommitted changes, CMake
+    options and compiler."""
+    if not build:
+        return {}
+    made_from = build.get("build", {})
+    source = build.get("source_state") or {}
+    return {
+        "build_key": build.get("key"),
+        "build_spec": made_from.get("pip") or made_from.get("source"),
+        "build_version": (build.get("simulator") or {}).get("version"),
+        "build_source_describe": source.get("describe"),
+        "build_source_dirty": source.get("dirty"),
+        "build_cmake": " ".join(f"-D{k}={v}" for k, v in (build.get("cmake") or {}).items()) or None,
+        "build_compiler": build.get("compiler"),
+        "build_pip_freeze_sha256": build.get("pip_freeze_sha256"),
+    }
 
 
 def rank_rows(rec: dict) -> list[dict]:
@@ -129,7 +154,7 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     group = (
         valid["experiment"].astype(str)
         + "|"
-        + valid["simulator"].astype(str)
+        + valid["simulator_build"].astype(str)
         + "|"
         + valid["neuron_scale"].astype(str).where(strong, "")
         + "|"

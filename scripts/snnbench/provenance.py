@@ -69,6 +69,17 @@ def package_versions(names=PACKAGES) -> dict[str, str]:
     return versions
 
 
+def build_packages(build: dict, names=PACKAGES) -> dict[str, str]:
+    """Versions of the named distributions in a build's environment (its pip freeze)."""
+    wanted = {name.lower(): name for name in names}
+    versions = {}
+    for line in build.get("pip_freeze", []):
+        name, _, version = line.partition("==")
+        if name.lower().replace("_", "-") in wanted and version:
+            versions[wanted[name.lower().replace("_", "-")]] = version
+    return versions
+
+
 def slurm() -> dict | None:
     """The SLURM job this runs in, from the scheduler itself (scontrol): the executor plugin strips
     most SLURM_* variables from MPI jobs' environments, so they cannot be relied on."""
@@ -98,15 +109,19 @@ def slurm() -> dict | None:
 
 def collect(spec: dict) -> dict:
     """Provenance of the machine and environment this process runs in."""
+    from snnbench import builds
     from snnbench.config import canonical_hash
 
+    build = builds.provenance(spec)
     return {
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
         "benchmark_hash": benchmark_hash(spec),
         "python": {"version": platform.python_version(), "executable": sys.executable},
-        "packages": package_versions(),
+        # A point of a build runs in the build's environment, not in this one: its packages.
+        "packages": build_packages(build) if build else package_versions(),
+        **({"build": build} if build else {}),
         "host": {
             "hostname": socket.gethostname(),
             "platform": platform.platform(),

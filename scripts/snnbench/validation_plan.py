@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from snnbench.builds import label
+
 
 def _model_key(spec: dict) -> str:
     return json.dumps(spec["model"], sort_keys=True)
@@ -14,7 +16,7 @@ def _model_key(spec: dict) -> str:
 def _order(simulators: list[str]):
     def key(p):
         res = p["resources"]
-        return (simulators.index(p["simulator"]), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
+        return (simulators.index(label(p)), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
 
     return key
 
@@ -29,8 +31,8 @@ def reference_index(points: list[dict], simulators: dict[str, list[str]] | None 
         simulators = {}
         for p in points:
             order = simulators.setdefault(p["experiment"], [])
-            if p["simulator"] not in order:
-                order.append(p["simulator"])
+            if label(p) not in order:
+                order.append(label(p))
     groups: dict = {}
     for p in points:
         groups.setdefault((p["experiment"], _model_key(p)), []).append(p)
@@ -47,7 +49,7 @@ def seed_peer_index(points: list[dict], max_peers: int | None = None) -> dict[st
     so that planning stays linear in the number of seeds."""
     groups: dict = {}
     for p in points:
-        key = (p["experiment"], p["simulator"], json.dumps(p["resources"], sort_keys=True), _model_key(p))
+        key = (p["experiment"], label(p), json.dumps(p["resources"], sort_keys=True), _model_key(p))
         groups.setdefault(key, []).append(p)
     index = {}
     for members in groups.values():
@@ -63,6 +65,6 @@ def figure_points(specs: list[dict]) -> list[str]:
     shape and model size (the distances panel covers every point)."""
     first: dict = {}
     for spec in sorted(specs, key=lambda s: s["seed"]):
-        key = (spec["experiment"], spec["simulator"], json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
+        key = (spec["experiment"], label(spec), json.dumps(spec["resources"], sort_keys=True), _model_key(spec))
         first.setdefault(key, spec["path"])
     return list(first.values())

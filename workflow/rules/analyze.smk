@@ -81,3 +81,28 @@ rule regression:
         tolerance=config["regression"]["tolerance"],
     script:
         "../../scripts/regression.py"
+
+
+rule compare_builds:
+    input:
+        points="results/{experiment}/points.csv",
+    output:
+        ratios="results/{experiment}/builds.csv",
+        png=report(
+            "results/{experiment}/figures/builds.png",
+            caption="../report/builds.rst",
+            category="{experiment}",
+            subcategory="Figures",
+            labels={"experiment": "{experiment}", "figure": "builds"},
+        ),
+        pdf="results/{experiment}/figures/builds.pdf",
+    log:
+        "logs/analyze/{experiment}/builds.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    params:
+        builds=get_compared_builds,
+        tolerance=config["regression"]["tolerance"],
+    script:
+        "../../scripts/compare_builds.py"

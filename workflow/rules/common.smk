@@ -7,6 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
+from snnbench import builds
 from snnbench import config as snnconfig
 from snnbench import config_check, families, figures, jsonfile, paths, unfinished, validation_plan
 
@@ -126,6 +127,7 @@ wildcard_constraints:
     figure="|".join({figure for experiment in FIGURES.values() for figure in experiment}) or "^$",
     comparison="|".join(COMPARISONS) or "^$",
     archive="|".join(ARCHIVES) or "^$",
+    key=builds.KEY_PATTERN,
 
 
 def get_point_spec(wildcards):
@@ -142,6 +144,39 @@ def family_experiments(family):
 
 def family_outputs(family):
     return {Path(name).stem: f"{POINT}/{name}" for name in family.outputs}
+
+
+# Simulator builds (snnbench.builds): key -> what defines its environment and the experiments naming
+# it; each environment is made once, whatever its names.
+BUILD_ROOT = builds.cache_root()
+BUILDS = {}
+for _name, _experiment in EXPERIMENTS.items():
+    for _label, _build in FAMILY[_name].builds(_experiment):
+        BUILDS.setdefault(_build["key"], {"content": builds.content(_build), "experiments": []})
+        BUILDS[_build["key"]]["experiments"].append(_name)
+
+
+def get_point_build(wildcards):
+    """The point's build environment, if it runs in one (ancient: an environment remade with the same
+    key is the same environment, and must not make finished points rerun)."""
+    build = get_point_spec(wildcards).get("build")
+    return [ancient(str(builds.marker(build)))] if build else []
+
+
+def get_build(wildcards):
+    # Only what defines the environment (its key): a param that changed with the names or experiments
+    # using it would make Snakemake remake a shared environment.
+    return BUILDS[wildcards.key]["content"]
+
+
+def get_build_slurm(key):
+    """A site setting for a build's job: its first experiment's, else the config's."""
+
+    def value(wildcards):
+        experiment = EXPERIMENTS[BUILDS[wildcards.key]["experiments"][0]]
+        return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
+
+    return value
 
 
 def get_point_conda_env(wildcards):
@@ -244,7 +279,8 @@ def get_experiment_summary(wildcards):
 
 def get_figure_params(wildcards):
     panels = FIGURES[wildcards.experiment][wildcards.figure]
-    return {"panels": panels, "series": FAMILY[wildcards.experiment].series, "caption": figures.caption(panels)}
+    series = FAMILY[wildcards.experiment].series_of(EXPERIMENTS[wildcards.experiment])
+    return {"panels": panels, "series": series, "caption": figures.caption(panels)}
 
 
 def _table_path(entry):
@@ -298,6 +334,15 @@ def get_race_accuracy_table(wildcards):
     return [f"results/{linked}/points.csv"] if linked in EXPERIMENTS else []
 
 
+# Experiments with several builds get the regression view between them: the first build named is
+# the baseline of the others (rule compare_builds; `make compare-builds` for any two).
+BUILD_COMPARISONS = {name: list(e["builds"]) for name, e in EXPERIMENTS.items() if len(e.get("builds") or {}) > 1}
+
+
+def get_compared_builds(wildcards):
+    return BUILD_COMPARISONS[wildcards.experiment]
+
+
 def get_final_output():
     outputs = ["results/points.csv"]
     for name in EXPERIMENTS:
@@ -307,6 +352,8 @@ def get_final_output():
         )
     outputs += expand("results/{experiment}/race/standings.{ext}", experiment=RACE, ext=["csv", "md", "png", "pdf"])
     outputs += expand("results/comparisons/{comparison}.{ext}", comparison=COMPARISONS, ext=["png", "pdf"])
+    outputs += expand("results/{experiment}/builds.csv", experiment=BUILD_COMPARISONS)
+    outputs += expand("results/{experiment}/figures/builds.{ext}", experiment=BUILD_COMPARISONS, ext=["png", "pdf"])
     if config["regression"]["baseline"]:
         outputs.append("results/regression.csv")
     return outputs

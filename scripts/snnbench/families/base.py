@@ -50,6 +50,10 @@ class Family:
     def point_glob(self) -> str:
         return paths.pattern_glob(self.point_pattern)
 
+    def builds(self, experiment: dict) -> list[tuple[str, dict]]:
+        """The experiment's simulator builds (snnbench.builds): (label, the spec's build) for each."""
+        return []
+
     def summary(self, experiment: dict, specs: list[dict]) -> str:
         """What was run, in words, for captions."""
         raise NotImplementedError
@@ -89,6 +93,10 @@ class Family:
         import pandas as pd
 
         return points, pd.DataFrame()
+
+    def series_of(self, experiment: dict) -> str:
+        """The column naming a figure's series for one experiment (default: the family's `series`)."""
+        return self.series
 
     def figures(self, config: dict) -> dict[str, list[str]]:
         """The experiment's figures: name -> panels."""

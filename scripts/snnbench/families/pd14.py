@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import pd14, race
+from snnbench import builds, pd14, race
 from snnbench.families.base import Family
 from snnbench.simulators import SIMULATORS
 
@@ -32,7 +32,8 @@ class PD14(Family):
         "N{neuron_scale}_K{indegree_scale}/seed{seed}"
     )
     point_regex = {
-        "simulator": "|".join(SIMULATORS),
+        # The simulator, and its build where the experiment names builds (snnbench.builds.label).
+        "simulator": f"(?:{'|'.join(SIMULATORS)})(?:@[A-Za-z0-9][A-Za-z0-9_.-]*)?",
         "nodes": r"\d+",
         "ranks_per_node": r"\d+",
         "threads_per_rank": r"\d+",
@@ -49,7 +50,9 @@ class PD14(Family):
         """What the schema cannot say: repeated simulators, model times off the 0.1 ms grid, and
         model sizes so small that a population has no neuron (it would fail inside the simulator)."""
         where = f"experiments[{index}] ({experiment['name']})"
-        problems = []
+        problems = builds.check(where, experiment)
+        if problems:
+            return problems  # points cannot be expanded without their builds
         simulators = experiment["simulators"]
         if len(set(simulators)) != len(simulators):
             problems.append(f"{where}: simulators must not repeat: {simulators}")
@@ -84,8 +87,8 @@ class PD14(Family):
         res, model = experiment["resources"], dict(experiment["pd14"])
         points = []
         grid = (res["nodes"], res["ranks_per_node"], res["threads_per_rank"], experiment["seeds"])
-        for simulator, (nodes, ranks, threads, seed) in itertools.product(
-            experiment["simulators"], itertools.product(*grid)
+        for (simulator, build), (nodes, ranks, threads, seed) in itertools.product(
+            _simulator_builds(experiment), itertools.product(*grid)
         ):
             vps = nodes * ranks * threads
             point_model = {k: v for k, v in model.items() if k != "neuron_scale_per_vp"}
@@ -106,6 +109,8 @@ class PD14(Family):
                 "model": point_model,
                 "seed": seed,
             }
+            if build:  # only points of builds (others' specs, and so their finished results, stay as they were)
+                spec["build"] = build
             _add_simulator_fields(spec, experiment)
             if "race" in experiment:  # only race experiments' specs (others' finished points stay as they were)
                 spec["race"] = race.spec_fields(experiment)
@@ -117,11 +122,18 @@ class PD14(Family):
         model = spec["model"]
         return {
             **spec["resources"],
-            "simulator": spec["simulator"],
+            "simulator": builds.label(spec),
             "neuron_scale": fmt_scale(model["neuron_scale"]),
             "indegree_scale": fmt_scale(model["indegree_scale"]),
             "seed": spec["seed"],
         }
+
+    def builds(self, experiment: dict) -> list[tuple[str, dict]]:
+        return [(f"{simulator}@{b['name']}", b) for simulator, b in _simulator_builds(experiment) if b]
+
+    def series_of(self, experiment: dict) -> str:
+        # With builds, each simulator@build is a series of its own (pd14_table's simulator_build).
+        return "simulator_build" if experiment.get("builds") else self.series
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:
         model = experiment["pd14"]
@@ -135,7 +147,8 @@ class PD14(Family):
             f"{experiment.get('description', '')} {len(specs)} points: {experiment['scaling']} scaling of PD14 at "
             f"{size}, in-degree scale {model['indegree_scale']:g}, {model.get('input', 'poisson')} input, "
             f"{model.get('t_sim_ms', 1000):g} ms measured after {model.get('t_presim_ms', 100):g} ms presimulation, "
-            f"on {', '.join(experiment['simulators'])}; shapes (nodes x ranks per node x threads per rank) "
+            f"on {', '.join(experiment['simulators'])}{_builds_summary(experiment)}; "
+            "shapes (nodes x ranks per node x threads per rank) "
             f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}." + _race_summary(experiment)
         ).strip()
 
@@ -217,7 +230,7 @@ class PD14(Family):
         model = spec["model"]
         simulator = rec.get("simulator") or {"name": spec["simulator"], "version": ""}
         return {
-            "simulator": f"{simulator['name']} {simulator.get('version') or ''}".strip(),
+            "simulator": f"{builds.label(spec)} {simulator.get('version') or ''}".strip(),
             "shape": _shape(spec["resources"], "x"),
             "model": f"N={model['neuron_scale']:g} K={model['indegree_scale']:g} {model['input']} "
             f"{model['t_sim_ms']:g} ms",
@@ -226,6 +239,25 @@ class PD14(Family):
     def archived(self, config: dict) -> tuple[str, ...]:
         spikes = ("spikes.npz",) if config["archive"]["include_spikes"] else ()
         return ("spec.json", "record.json", "validation.json", "stats.npz", *spikes)
+
+
+def _simulator_builds(experiment: dict) -> list[tuple[str, dict | None]]:
+    """(simulator, the spec's build or None) for every simulator and build of the experiment."""
+    named = experiment.get("builds") or {}
+    return [
+        (simulator, builds.point_build(SIMULATORS[simulator].environment, SIMULATORS[simulator].build_package, n, b))
+        if named
+        else (simulator, None)
+        for simulator in experiment["simulators"]
+        for n, b in (named.items() if named else [(None, None)])
+    ]
+
+
+def _builds_summary(experiment: dict) -> str:
+    named = experiment.get("builds") or {}
+    return (
+        " in builds " + ", ".join(f"{n} ({b.get('pip') or b.get('source')})" for n, b in named.items()) if named else ""
+    )
 
 
 def _race_summary(experiment: dict) -> str:

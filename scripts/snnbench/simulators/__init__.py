@@ -10,7 +10,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import environments
+from snnbench import builds, environments
 from snnbench.environments import EnvironmentMissing
 from snnbench.paths import REPO
 
@@ -21,12 +21,22 @@ class Simulator:
     environment: str  # envs/<environment>.yaml
     mpi_environment: str | None = None  # for points with more than one MPI rank; None: no MPI support
     gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
+    # The package an experiment's `builds` replace (snnbench.builds); None: the simulator has no builds.
+    build_package: str | None = None
 
 
 SIMULATORS = {
-    "nest": Simulator("snnbench.simulators.nest:NestBackend", environment="nest", mpi_environment="nest-mpi"),
+    "nest": Simulator(
+        "snnbench.simulators.nest:NestBackend",
+        environment="nest",
+        mpi_environment="nest-mpi",
+        build_package="nest-simulator",
+    ),
     "pynn-nest": Simulator(
-        "snnbench.simulators.pynn_nest:PynnNestBackend", environment="pynn-nest", mpi_environment="nest-mpi"
+        "snnbench.simulators.pynn_nest:PynnNestBackend",
+        environment="pynn-nest",
+        mpi_environment="nest-mpi",
+        build_package="nest-simulator",
     ),
     # Brian2's devices, one backend (snnbench.simulators.brian2_pd14); their pins conflict, so
     # each family has an environment of its own.
@@ -56,5 +66,8 @@ def environment_for(spec: dict) -> str:
 
 
 def python_for(spec: dict, repo: Path = REPO) -> str:
-    """The interpreter of the point's environment."""
+    """The interpreter of the point's environment: its build's (made by rule build_environment)
+    for a point of a build, else the simulator's."""
+    if "build" in spec:
+        return builds.python(spec["build"])
     return environments.python(environment_for(spec), repo)

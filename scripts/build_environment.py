@@ -1,0 +1,9 @@
+"""Snakemake entry (build_environment): make one build's environment in the per-user cache."""
+
+from pathlib import Path
+
+from snnbench import build_env, builds
+
+build = snakemake.params.build  # noqa: F821 (provided by Snakemake)
+labels = builds.labels(snakemake.config, build["key"])  # noqa: F821 (how a failure names the build)
+build_env.make(build, build["requirements"], labels, Path(snakemake.log[0]), snakemake.threads)  # noqa: F821

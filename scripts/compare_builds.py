@@ -1,0 +1,18 @@
+"""Snakemake entry (compare_builds): the regression view between an experiment's builds, each
+build against the first one named (ratios per point and metric with their spread over seeds)."""
+
+import pandas as pd
+from snnbench import regression
+from snnbench.figures.builds import draw_ratios
+from snnbench.table import read_points, write_table
+
+points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
+baseline, *others = snakemake.params.builds  # noqa: F821
+tolerance = snakemake.params.tolerance  # noqa: F821
+ratios = pd.concat(
+    [regression.compare_builds(points, baseline, other, tolerance) for other in others], ignore_index=True
+)
+write_table(ratios, snakemake.output.ratios)  # noqa: F821
+draw_ratios(ratios, tolerance, snakemake.output.png, snakemake.output.pdf)  # noqa: F821
+with open(snakemake.log[0], "w") as log:  # noqa: F821
+    log.write(regression.render(ratios, tolerance) + "\n")
