@@ -53,6 +53,22 @@ def validated(*experiments) -> dict:
     return config
 
 
+def config_problems(exp: dict, **top) -> list[str]:
+    """The messages the workflow refuses a config with one experiment by (schema, then the checks
+    the schema cannot make); [] if it runs."""
+    from snnbench import config as snnconfig
+    from snnbench import config_check
+
+    found = config_check.schema_problems({"experiments": [exp], **top})
+    if found:
+        return found
+    try:
+        snnconfig.check(validated(exp))
+    except snnconfig.ConfigError as error:
+        return [str(error)]
+    return []
+
+
 def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
     """The first point of a validated config, run in `tmp_path` as the execute rule runs it
     (child process, failures recorded); returns its record."""

@@ -10,22 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import experiment, snakemake, validated
+from conftest import config_problems, experiment, snakemake, validated
 from snnbench import config as snnconfig
 from snnbench import config_check, jsonfile, validation_plan
 from snnbench.failed import failed_records
-
-
-def problems(exp: dict, **top) -> list[str]:
-    config = {"experiments": [exp], **top}
-    found = config_check.schema_problems(config)
-    if found:
-        return found
-    try:
-        snnconfig.check(validated(exp))
-    except snnconfig.ConfigError as error:
-        return [str(error)]
-    return []
 
 
 @pytest.mark.parametrize(
@@ -46,21 +34,21 @@ def problems(exp: dict, **top) -> list[str]:
 def test_refused_with_the_key_and_what_is_allowed(change, key, allowed):
     exp = experiment()
     change(exp)
-    found = problems(exp)
+    found = config_problems(exp)
     assert found, "accepted"
     assert key in found[0] and allowed in found[0], found
     assert len(found) <= 5 and all(len(line) < 400 for line in found)
 
 
 def test_unknown_top_level_key_lists_the_allowed_keys_in_one_line():
-    found = problems(experiment(), figurse={})
+    found = config_problems(experiment(), figurse={})
     assert found[0].startswith("(top level)") and "'figurse' was unexpected" in found[0]
     assert "allowed keys: experiments" in found[0] and len(found) == 1
 
 
 def test_upscaled_models_are_allowed():
     """Above 1 the model grows beyond the full one (weak scaling on many VPs reaches it)."""
-    assert problems(experiment(pd14=dict(experiment()["pd14"], neuron_scale=1.5))) == []
+    assert config_problems(experiment(pd14=dict(experiment()["pd14"], neuron_scale=1.5))) == []
 
 
 def test_workflow_names_the_config_file_before_any_job(workflow_copy):

@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import experiment, validated
-from snnbench import build_env, builds, config_check, families, regression
+from conftest import config_problems, experiment, validated
+from snnbench import build_env, builds, families, regression
 from snnbench import config as snnconfig
 
 WHEELS = {"nest-3.9": {"pip": "nest-simulator==3.9.0.post0.dev14"}, "nest-3.10.0": {"pip": "nest-simulator==3.10.0"}}
@@ -81,17 +81,6 @@ def test_a_source_build_is_keyed_by_its_commit_and_changes_not_its_path(tmp_path
     assert any(r.startswith("mpi4py==") for r in mpi)
 
 
-def problems(exp: dict) -> list[str]:
-    found = config_check.schema_problems({"experiments": [exp]})
-    if found:
-        return found
-    try:
-        snnconfig.check(validated(exp))
-    except snnconfig.ConfigError as error:
-        return [str(error)]
-    return []
-
-
 @pytest.mark.parametrize(
     "build_set, key, allowed",
     [
@@ -108,14 +97,14 @@ def problems(exp: dict) -> list[str]:
     ],
 )
 def test_bad_builds_are_refused_naming_the_key(build_set, key, allowed):
-    found = problems(experiment(builds=build_set))
+    found = config_problems(experiment(builds=build_set))
     assert found and key in found[0] and allowed in found[0], found
 
 
 def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds():
-    found = problems(experiment(simulators=["nest", "brian2-cpp"], builds=WHEELS))
+    found = config_problems(experiment(simulators=["nest", "brian2-cpp"], builds=WHEELS))
     assert "simulators brian2-cpp have no builds" in found[0]
-    found = problems(experiment(builds=WHEELS, resources={"threads_per_rank": [1], "ranks_per_node": [2]}))
+    found = config_problems(experiment(builds=WHEELS, resources={"threads_per_rank": [1], "ranks_per_node": [2]}))
     assert "builds.nest-3.9" in found[0] and "with-mpi: ON" in found[0]
 
 
