@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import sys
+from importlib import metadata
 from pathlib import Path
 
 from snnbench.provenance import package_versions
@@ -43,13 +44,23 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         },
         "versions": versions,
         "python": sys.version,
-        # The environment: its path is compiled into the build (include and library folders), so
-        # two checkouts sharing the cache must not overwrite each other's builds.
-        "environment": os.path.realpath(sys.prefix),
+        # The environment by its content, not its path: checkouts with equal environments share a
+        # build. The path appears in the generated makefile only as search folders (-I, -L, rpath);
+        # the binary needs no library from the environment, and a second checkout's regenerated
+        # makefile leaves the compiled objects up to date (Brian2 rewrites only changed sources).
+        "environment": environment_content(),
     }
     if device.binned_delays:
         key["seed"] = spec["seed"]  # bin sizes depend on the seed
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def environment_content() -> str:
+    """A hash of every distribution installed in this environment, with its version."""
+    installed = sorted({(d.metadata["Name"].lower(), d.version) for d in metadata.distributions()})
+    # snnbench itself (editable, from the checkout) is not part of the generated code.
+    installed = [item for item in installed if item[0] != "snnbench"]
+    return hashlib.sha256(json.dumps(installed).encode()).hexdigest()[:16]
 
 
 def cache_root() -> Path:
