@@ -1,6 +1,8 @@
 """The Brian2 backend's network drawing and Brian2GeNN's delay binning (numpy only: runs in the
 main environment, no Brian2 needed)."""
 
+import sys
+
 import numpy as np
 import pytest
 from conftest import experiment, validated
@@ -172,3 +174,26 @@ def test_rates_agree_with_nest_within_seed_spread():
     # One seed has no spread: no verdict.
     one = compare.add_agreement(comparison_points([1.05]))
     assert one["rates_agree_with_nest"].isna().all()
+
+
+def test_build_flags_name_only_environment_folders_with_headers_or_libraries(tmp_path, monkeypatch):
+    """A pip environment's folders (Python's own files only) stay out of the generated makefile, so
+    checkouts with equal environments share a build; a conda environment's stay in."""
+    from snnbench.simulators.brian2.build_cache import build_key
+    from snnbench.simulators.brian2.devices import DEVICES, environment_folders
+
+    venv = tmp_path / "venv"
+    (venv / "include" / "python3.13").mkdir(parents=True)
+    (venv / "lib" / "python3.13" / "site-packages").mkdir(parents=True)
+    assert environment_folders(str(venv)) == ([], [])
+    conda = tmp_path / "conda"
+    (conda / "include" / "gsl").mkdir(parents=True)
+    (conda / "lib").mkdir()
+    (conda / "lib" / "libgsl.so.27").write_text("")
+    assert environment_folders(str(conda)) == ([str(conda / "include")], [str(conda / "lib")])
+    # The build key holds the environment's content, not its path.
+    spec = snnconfig.expand_points(validated(experiment(simulators=["brian2-cpp"]))["experiments"][0])[0]
+    here = build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.9"})
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    assert build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.9"}) == here
+    assert build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.10"}) != here

@@ -69,16 +69,28 @@ def check_prerequisites(simulator: str) -> None:
         raise PrerequisiteMissing("brian2-cuda needs the CUDA toolkit (nvcc on PATH or CUDA_PATH)")
 
 
+def environment_folders(prefix: str) -> tuple[list[str], list[str]]:
+    """The environment's include and library folders for the compiler, where they hold headers or
+    libraries (a conda environment's do; a pip virtual environment's hold only Python's own).
+    The generated makefile names them and every object depends on the makefile: naming an empty
+    folder of one checkout's environment would make another checkout recompile a shared build."""
+    include, lib = os.path.join(prefix, "include"), os.path.join(prefix, "lib")
+    headers = [name for name in _listing(include) if not name.startswith("python")]
+    libraries = [name for name in _listing(lib) if ".so" in name or name.endswith(".a")]
+    return ([include] if headers else []), ([lib] if libraries else [])
+
+
+def _listing(folder: str) -> list[str]:
+    return os.listdir(folder) if os.path.isdir(folder) else []
+
+
 def use_standalone_device(b2, device: Device, build_dir: Path, threads: int, make_jobs: int, options: dict) -> None:
     """Select a standalone device that builds in build_dir, with its compiler preferences, OpenMP
     threads (cpp_standalone only), `make -j<make_jobs>` and the headers the timer marks need."""
-    # The environment's include/lib folders by their real path: the generated makefile names
-    # them, and every object depends on the makefile, so a symlinked or copied environment
-    # path would recompile everything.
-    prefix = os.path.realpath(sys.prefix)
-    b2.prefs.codegen.cpp.include_dirs = [os.path.join(prefix, "include")]
-    b2.prefs.codegen.cpp.library_dirs = [os.path.join(prefix, "lib")]
-    b2.prefs.codegen.cpp.runtime_library_dirs = [os.path.join(prefix, "lib")]
+    include, lib = environment_folders(os.path.realpath(sys.prefix))
+    b2.prefs.codegen.cpp.include_dirs = include
+    b2.prefs.codegen.cpp.library_dirs = lib
+    b2.prefs.codegen.cpp.runtime_library_dirs = lib
     name = device.brian_device
     kwargs = {"build_on_run": False} if name != "genn" else {}
     if name == "cuda_standalone":
