@@ -38,3 +38,10 @@ def test_modules_under_400_lines_and_functions_under_60():
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
                     too_long.append(f"{name}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
     assert too_long == []
+
+
+def test_test_modules_have_distinct_names():
+    """pytest imports test modules by their base name (no packages under tests/): two of the same
+    name in unit/ and e2e/ stop the whole run at collection."""
+    names = [path.name for path in (REPO / "tests").rglob("test_*.py")]
+    assert sorted(names) == sorted(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
