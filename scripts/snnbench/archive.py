@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench import provenance, table
+from snnbench import paths, provenance, table
 
 FORMAT = 1
 MANIFEST = "MANIFEST.json"
@@ -94,7 +94,7 @@ def read(archive: Path, dest: Path, bounds: dict, tolerance: dict | None, label:
     benchmarks, validations = [], []
     for rec in records:
         point = rec.removesuffix("/record.json")
-        bench = "benchmarks/execute/" + point.removeprefix("results/") + ".tsv"
+        bench = paths.point_benchmark(point)
         val = f"{point}/validation.json"
         benchmarks.append(dest / bench if bench in manifest["files"] else None)
         validations.append(dest / val if val in manifest["files"] else None)

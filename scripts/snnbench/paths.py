@@ -26,6 +26,16 @@ def point_path(experiment: str, point: str) -> str:
     return POINT.format(experiment=experiment, point=point)
 
 
+def point_log(point: str) -> str:
+    """The execute job's log of a point (a path or the POINT pattern): logs/execute/<experiment>/<point>.log."""
+    return f"logs/execute/{point.removeprefix(RESULTS + '/')}.log"
+
+
+def point_benchmark(point: str) -> str:
+    """Snakemake's benchmark of a point's execute job: benchmarks/execute/<experiment>/<point>.tsv."""
+    return f"benchmarks/execute/{point.removeprefix(RESULTS + '/')}.tsv"
+
+
 def pattern_regex(pattern: str, fields: dict[str, str]) -> str:
     """A regular expression matching what `pattern.format(...)` writes; each {field} matches
     its expression in `fields` (default: one path level)."""

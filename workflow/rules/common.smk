@@ -65,12 +65,11 @@ def check_writable():
     """Fail before any job if a point still to be run cannot write its folder, log or benchmark:
     its job would fail after the others ran, and its experiment's tables would wait for it."""
     blocked = {}
-    for path, spec in POINTS.items():
+    for path in POINTS:
         family = family_of_point(path)
         if all(Path(path, name).exists() for name in (*family.outputs, *family.collected)):
             continue
-        point = path.removeprefix(f"{paths.RESULTS}/")
-        for folder in (path, Path("logs/execute", point).parent, Path("benchmarks/execute", point).parent):
+        for folder in (path, Path(paths.point_log(path)).parent, Path(paths.point_benchmark(path)).parent):
             where = paths.unwritable(str(folder))
             if where:
                 blocked.setdefault(where, []).append(path)
@@ -257,9 +256,7 @@ def get_experiment_collected(wildcards):
 
 
 def get_experiment_benchmarks(wildcards):
-    return [
-        path.replace("results/", "benchmarks/execute/", 1) + ".tsv" for path in _experiment_points(wildcards.experiment)
-    ]
+    return [paths.point_benchmark(path) for path in _experiment_points(wildcards.experiment)]
 
 
 def get_figure_stats(wildcards):

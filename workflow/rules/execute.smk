@@ -11,9 +11,9 @@ for family in USED_FAMILIES.values():
         output:
             **family_outputs(family),
         log:
-            f"logs/execute/{POINT_LOG}.log",
+            paths.point_log(POINT),
         benchmark:
-            f"benchmarks/execute/{POINT_LOG}.tsv"
+            paths.point_benchmark(POINT)
         wildcard_constraints:
             experiment=family_experiments(family),
         conda:

@@ -12,6 +12,7 @@ from statistics import median
 
 import yaml
 
+from snnbench import paths
 from snnbench.config import REPO, expand_points, time_limit_s
 from snnbench.dev.benchkit import COPY_IGNORE, GOAL_OVERHEAD_PCT, GOAL_OVERHEAD_S, run_checked, verdict
 from snnbench.execute import run_point
@@ -107,7 +108,7 @@ def bench_snakemake(config: dict, tmp: Path, profile: str = "local") -> list[str
         rec = json.loads((workdir / spec["path"] / "record.json").read_text())
         if rec["status"] != "ok":
             sys.exit(f"workflow point {spec['path']} failed: {rec['failure']['reason']}")
-        bench_path = workdir / (spec["path"].replace("results/", "benchmarks/execute/", 1) + ".tsv")
+        bench_path = workdir / paths.point_benchmark(spec["path"])
         with open(bench_path) as f:
             job_s = float(next(csv.DictReader(f, delimiter="\t"))["s"])
         rows.append({"seed": spec["seed"], "total": rec["phases_s"]["total"], "wall": job_s})

@@ -17,6 +17,7 @@ import numpy as np
 
 from snnbench import config as snnconfig
 from snnbench import pd14, record, validation, validation_plan
+from snnbench.paths import point_benchmark
 from snnbench.simulators.base import PHASES
 
 # Relative cost of each phase at one VP (seconds per unit of neuron scale x in-degree scale) and
@@ -191,7 +192,7 @@ def write_experiment(
         rec = make_record(spec, rng, status, silent, slow)
         (point / "spec.json").write_text(json.dumps(spec))
         (point / "record.json").write_text(json.dumps(rec))
-        bench = root / ("benchmarks/execute/" + spec["path"].removeprefix("results/") + ".tsv")
+        bench = root / point_benchmark(spec["path"])
         bench.parent.mkdir(parents=True, exist_ok=True)
         bench.write_text(f"s\tmax_rss\n{rec['wall_time_s'] + 1.0:.3f}\t{400.0:.1f}\n")
         save_stats = with_stats is True or bool(with_stats and spec["path"] in with_stats)
