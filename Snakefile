@@ -9,8 +9,9 @@ from snnbench.config_check import file_problems
 min_version("9.0")
 
 # Snakemake's own message for a malformed config file names neither the file nor the line.
-if file_problems("config/config.yaml"):
-    raise WorkflowError("\n".join(file_problems("config/config.yaml")))
+_unreadable = file_problems("config/config.yaml")
+if _unreadable:
+    raise WorkflowError("\n".join(_unreadable))
 
 
 configfile: "config/config.yaml"

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from snnbench import families
 from snnbench.jsonfile import read_json
+from snnbench.paths import point_benchmark
 from snnbench.table import collect_tables, write_table
 
 
@@ -38,18 +39,17 @@ def write_tables(experiment_points: dict[str, list[str]], activity_check: dict, 
 
 
 def _write(experiment, points, records, tables, activity_check, tolerance) -> str:
-    benchmarks = [path.replace("results/", "benchmarks/execute/", 1) + ".tsv" for path in points]
-    collected, waiting, failed = [], 0, 0
-    for path, record in zip(points, records, strict=True):
-        rec = read_json(record)
-        files = [f"{path}/{name}" for name in families.of_spec(rec["point"]).collected]
-        present = [file for file in files if os.path.exists(file)]
-        collected += present
-        failed += rec["status"] != "ok"
-        waiting += rec["status"] == "ok" and len(present) < len(files)
-    frames = collect_tables(records, activity_check, benchmarks, collected, tolerance)
+    # One experiment, one family: its first record names it; collect reads every record once.
+    names = families.of_spec(read_json(records[0])["point"]).collected
+    missing = {path for path in points for name in names if not os.path.exists(f"{path}/{name}")}
+    collected = [f"{path}/{name}" for path in points for name in names if path not in missing]
+    collected += [f for path in missing for name in names if os.path.exists(f := f"{path}/{name}")]
+    frames = collect_tables(records, activity_check, [point_benchmark(p) for p in points], collected, tolerance)
     for frame, path in zip(frames, tables.values(), strict=True):
         write_table(frame, path)
+    status = frames[0].set_index("path")["status"]
+    failed = int((status != "ok").sum())
+    waiting = sum(status.get(path) == "ok" for path in missing)
     unjudged = f"; {waiting} finished point(s) not yet validated" if waiting else ""
     return (
         f"tables of {experiment} written from the records on disk: {tables['points']} "

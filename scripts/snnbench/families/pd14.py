@@ -244,12 +244,12 @@ class PD14(Family):
 def _simulator_builds(experiment: dict) -> list[tuple[str, dict | None]]:
     """(simulator, the spec's build or None) for every simulator and build of the experiment."""
     named = experiment.get("builds") or {}
+    if not named:
+        return [(simulator, None) for simulator in experiment["simulators"]]
     return [
         (simulator, builds.point_build(SIMULATORS[simulator].environment, SIMULATORS[simulator].build_package, n, b))
-        if named
-        else (simulator, None)
         for simulator in experiment["simulators"]
-        for n, b in (named.items() if named else [(None, None)])
+        for n, b in named.items()
     ]
 
 
