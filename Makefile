@@ -1,7 +1,7 @@
 # snnbench: `make run` runs the default experiment, `make test` runs the tests.
-# Environments live at the repo root: .venv (workflow, NEST, PyNN, tests); later simulators whose
-# pins conflict get .venv-<name>. Each is installed from the pip lists of envs/*.yaml, with the
-# snnbench package itself installed editable (pyproject.toml; it brings no dependencies).
+# .venv at the repo root holds the workflow, NEST, PyNN and the tests, from the pip lists of
+# envs/*.yaml, with the snnbench package installed editable (pyproject.toml; it brings no
+# dependencies). Environments whose pins conflict live in a per-user cache (see env-% below).
 PYTHON ?= python3
 VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
@@ -13,11 +13,9 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 # The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
 DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
-# The pinned `name==version` lines of conda env files' pip sections; lines marked `# no-deps`
-# are installed afterwards with `pip install --no-deps` (packages whose declared dependencies
-# must not be installed, e.g. ones that pull another torch build; see envs/norse.yaml).
+# The pinned `name==version` lines of conda env files' pip sections (as snnbench.environments.pins
+# reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
-pip_nodeps = $(shell sed -n '/\# no-deps/s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
 	bench-analysis bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
@@ -35,43 +33,23 @@ $(VENV)/.installed: $(ENVS) pyproject.toml
 	$(call INSTALL_SNNBENCH,$(VENV))
 	touch $@
 
-# Environments whose pins conflict with the main one: .venv-<name> from envs/<name>.yaml, with
-# the Python version that file names (found on PATH or among pyenv's versions; a pyenv shim
-# that exists but refuses to run because the version is not active is skipped).
-env-%: .venv-%/.installed ;
-# Not an intermediate file: make must not delete it after building the environment.
-.PRECIOUS: .venv-%/.installed
-
-.venv-%/.installed: envs/%.yaml pyproject.toml
-	@version=$$(sed -n 's/^ *- python=\([0-9.]*\).*/\1/p' $<); \
-	python=$$(for p in $$(command -v python$$version) $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$version*/bin/python$$version 2>/dev/null | sort -V -r); do \
-	  $$p -c '' 2>/dev/null && echo $$p && break; done); \
-	test -n "$$python" || { echo "envs/$*.yaml needs Python $$version, which is not installed"; exit 1; }; \
-	echo "$$python -m venv .venv-$*"; $$python -m venv .venv-$*
-	.venv-$*/bin/pip install --quiet --upgrade pip
-	.venv-$*/bin/pip install --quiet $(call pip_pins,$<)
-	$(if $(call pip_nodeps,$<),.venv-$*/bin/pip install --quiet --no-deps $(call pip_nodeps,$<))
-	$(call INSTALL_SNNBENCH,.venv-$*)
-	touch $@
-
-# NEST with MPI (points with more than one rank): built from the sdist once per machine.
-.venv-nest-mpi/.installed: envs/nest-mpi.yaml scripts/install_nest_mpi.sh pyproject.toml
-	$(PYTHON) -m venv .venv-nest-mpi
-	.venv-nest-mpi/bin/pip install --quiet --upgrade pip
-	.venv-nest-mpi/bin/pip install --quiet $(call pip_pins,envs/nest-mpi.yaml)
-	scripts/install_nest_mpi.sh .venv-nest-mpi
-	$(call INSTALL_SNNBENCH,.venv-nest-mpi)
-	touch $@
+# Environments whose pins conflict with the main one (envs/<name>.yaml, with the Python it names):
+# made once per machine in the per-user cache shared by checkouts, then linked into this checkout
+# as .venv-<name> with snnbench installed editable. The workflow does the same by itself (rules
+# build_environment and link_environment); these targets call the same code.
+env-%: env
+	$(VENV)/bin/python -m snnbench.build_env $*
 
 ## training-envs: the environments of the snn-training family's CPU-capable libraries
-training-envs: $(TRAINING_ENVS:%=env-%)
+training-envs: env
+	$(VENV)/bin/python -m snnbench.build_env $(TRAINING_ENVS)
 
 ## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
-run-training: env training-envs
+run-training: env
 	$(SNAKEMAKE) --configfile config/experiments/snn-training-cpu.yaml $(ARGS)
 
 ## run-data: the snn-data family on CPU (config/experiments/snn-data-cpu.yaml): loading strategies with the training step
-run-data: env env-$(DATA_ENV)
+run-data: env
 	$(SNAKEMAKE) --configfile config/experiments/snn-data-cpu.yaml $(ARGS)
 
 ## bench-data: run-data, then print per strategy and model the later-epoch time by part and the speed-up over naive
@@ -105,9 +83,10 @@ compare-builds: env
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) --out results/builds-$(BASELINE)-$(CURRENT).csv \
 	  --figure results/builds-$(BASELINE)-$(CURRENT).png
 
-## test: all tests, the end-to-end ones included (MPI NEST is built once per machine; Brian2's, the
-## training family's and the data family's tests need their environments)
-test: env env-nest-mpi env-brian2 env-brian2genn training-envs env-$(DATA_ENV)
+## test: all tests, the end-to-end ones included (the environments they use are made once per
+## machine, MPI NEST among them, and linked into this checkout)
+test: env
+	$(VENV)/bin/python -m snnbench.build_env nest-mpi brian2 brian2genn $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
@@ -144,7 +123,7 @@ bench-brian2: env env-brian2
 ## bench-full-scale: full-scale PD14 (N = K = 1, 2 ranks x 1 thread, 0.5 s + 1 s) through the workflow on this
 ## machine, then its synapses, peak memory against the SLURM estimate, phase times, RTF and rates against the
 ## published ones (~6 min and ~15 GB on 2 cores; not part of make test)
-bench-full-scale: env env-nest-mpi
+bench-full-scale: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/full-scale-local.yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.full_scale
 

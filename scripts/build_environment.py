@@ -1,4 +1,5 @@
-"""Snakemake entry (build_environment): make one build's environment in the per-user cache."""
+"""Snakemake entry (build_environment): make one environment (a simulator build's, or a named
+environment's) in the per-user cache."""
 
 from pathlib import Path
 
@@ -6,4 +7,4 @@ from snnbench import build_env, builds
 
 build = snakemake.params.build  # noqa: F821 (provided by Snakemake)
 labels = builds.labels(snakemake.config, build["key"])  # noqa: F821 (how a failure names the build)
-build_env.make(build, build["requirements"], labels, Path(snakemake.log[0]), snakemake.threads)  # noqa: F821
+build_env.make(build, labels, Path(snakemake.log[0]), snakemake.threads)  # noqa: F821

@@ -88,16 +88,14 @@ def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
 
 
 def copy_workflow(parent: Path) -> Path:
-    """The workflow's files (no results, environments or Snakemake state) in a fresh folder.
-    Environments other than .venv are linked, so points find them as in the repo."""
+    """The workflow's files (no results, environments or Snakemake state) in a fresh folder. Its
+    points run in the environments of the checkout whose snnbench package runs the workflow."""
     dest = parent / "snnbench"
     ignore = shutil.ignore_patterns(
         ".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache", ".ruff_cache", ".git"
     )
     shutil.copytree(REPO, dest, ignore=ignore)
     (dest / "results").mkdir()
-    for venv in REPO.glob(".venv-*"):
-        (dest / venv.name).symlink_to(venv)
     return dest
 
 

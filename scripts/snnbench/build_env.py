@@ -8,6 +8,7 @@ BuildFailed with a message that names the build; its points do not run, other bu
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import fcntl
 import hashlib
@@ -20,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from snnbench import builds
+from snnbench import builds, environments
+from snnbench.paths import REPO
 
 # Run in the new environment: the simulator's own account of itself (PyNEST's build_info).
 PROBE = """
@@ -31,6 +33,11 @@ keep = ("version", "have_mpi", "mpiexec", "threads_model", "host", "hostos", "ho
 with open(sys.argv[1], "w") as f:
     json.dump({k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in info.items() if k in keep}, f)
 """
+
+
+# The file in a checkout's .venv-<name> that puts the cached environment's packages on its path.
+LINK_FILE = "_snnbench_environment.pth"
+CAPTURE = {"capture_output": True, "text": True, "check": True, "timeout": 300}
 
 
 class BuildFailed(RuntimeError):
@@ -83,23 +90,25 @@ def compiler(prefix: Path) -> str | None:
     return None
 
 
-def _provenance(build: dict, requirements: list[str], prefix: Path, started: float) -> dict:
+def _provenance(build: dict, prefix: Path, started: float) -> dict:
     python = str(prefix / "bin" / "python")
-    probe = prefix / "simulator.json"
-    subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
-    freeze = subprocess.run([python, "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
+    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], **CAPTURE)
+    freeze = subprocess.run([python, "-m", "pip", "freeze"], **CAPTURE).stdout
     info = {
         "key": build["key"],
         "build": {k: v for k, v in build.items() if k not in ("key", "source_state", "requirements")},
-        "requirements": requirements,
-        "python": platform.python_version(),
-        "simulator": json.loads(probe.read_text()),
+        "requirements": build["requirements"],
+        "python": version.stdout.strip(),
         "pip_freeze": freeze.split(),
         "pip_freeze_sha256": hashlib.sha256(freeze.encode()).hexdigest()[:16],
         "made_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "make_time_s": round(time.perf_counter() - started, 1),
         "host": platform.node(),
     }
+    if "environment" not in build:  # a simulator build: the simulator's own account of itself
+        probe = prefix / "simulator.json"
+        subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
+        info["simulator"] = json.loads(probe.read_text())
     if "source" in build:
         info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
@@ -107,11 +116,46 @@ def _provenance(build: dict, requirements: list[str], prefix: Path, started: flo
     return info
 
 
-def make(build: dict, requirements: list[str], labels: list[str], log_path: Path, threads: int = 1) -> dict:
-    """Make the environment of `build` unless the cache has it; returns its provenance."""
+def find_python(version: str) -> str:
+    """An interpreter of Python `version` (e.g. 3.13): python<version> on PATH, else the newest
+    of pyenv's versions that runs (a pyenv shim whose version is not active refuses to run)."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = [shutil.which(f"python{version}")]
+    found += [str(p) for p in sorted((root / "versions").glob(f"{version}*/bin/python{version}"), reverse=True)]
+    for candidate in filter(None, found):
+        if subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0:
+            return candidate
+    raise BuildFailed(f"Python {version} is not installed (needed by envs/<environment>.yaml)")
+
+
+def _install(build: dict, prefix: Path, log, threads: int) -> None:
+    """Everything into a new environment at prefix: the pins, the no-deps pins, a source tree's
+    wheel, the environment's install script."""
+    interpreter = find_python(build["python"]) if "environment" in build else sys.executable
+    _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
+    requirements = build["requirements"]
+    _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements))
+    if build.get("no_deps"):
+        _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
+    if "source" in build:
+        _build_source(build, prefix, log, threads)
+    if build.get("script"):
+        _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
+
+
+def _named(build: dict, labels: list[str], prefix: Path) -> str:
+    """How messages name what is made, e.g. `environment brian2 (envs/brian2.yaml; <cache>/<key>)`."""
+    if "environment" in build:
+        return f"environment {build['environment']} (envs/{build['environment']}.yaml; {prefix})"
+    return f"build {', '.join(labels)} ({build.get('pip') or build.get('source')}; environment {prefix})"
+
+
+def make(build: dict, labels: list[str], log_path: Path, threads: int = 1) -> dict:
+    """Make the environment of `build` (a simulator build, or a named environment's definition,
+    each with its key) unless the cache has it; returns its provenance."""
     prefix, marker = builds.directory(build), builds.marker(build)
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    named = f"build {', '.join(labels)} ({build.get('pip') or build.get('source')}; environment {prefix})"
+    named = _named(build, labels, prefix)
     with open(log_path, "a") as log, open(prefix.parent / f"{build['key']}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one maker per key, whichever checkout asks
         if marker.exists():
@@ -120,11 +164,8 @@ def make(build: dict, requirements: list[str], labels: list[str], log_path: Path
         started = time.perf_counter()
         shutil.rmtree(prefix, ignore_errors=True)  # a half-made environment of an interrupted build
         try:
-            _run([sys.executable, "-m", "venv", str(prefix)], log, "creating the environment")
-            _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements))
-            if "source" in build:
-                _build_source(build, prefix, log, threads)
-            info = _provenance(build, requirements, prefix, started)
+            _install(build, prefix, log, threads)
+            info = _provenance(build, prefix, started)
             # The compiler is recorded: the CMake build folder (objects, ~300 MB) and the wheel can go.
             for folder in ("cmake-build", "wheel"):
                 shutil.rmtree(prefix / folder, ignore_errors=True)
@@ -136,5 +177,66 @@ def make(build: dict, requirements: list[str], labels: list[str], log_path: Path
         tmp = marker.with_suffix(".tmp")
         tmp.write_text(json.dumps(info, indent=1) + "\n")
         os.replace(tmp, marker)
-        log.write(f"[snnbench] {named}: made in {info['make_time_s']} s, {info['simulator'].get('version')}\n")
+        log.write(f"[snnbench] {named}: made in {info['make_time_s']} s\n")
         return info
+
+
+def _site_packages(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], **CAPTURE
+    ).stdout.strip()
+
+
+def link(env: str, log, repo: Path = REPO, env_key: str | None = None) -> Path:
+    """This checkout's .venv-<env> on top of the cached environment `env_key` (by default the named
+    environment's): a thin environment whose site-packages adds the cached one's (a .pth line run
+    by `site`, as for any site directory), with this checkout's snnbench installed editable.
+    Returns its marker."""
+    env_key = env_key or environments.key(env)
+    marker, target = environments.link_marker(env, repo), environments.linked(env, repo)
+    if environments.is_linked(env, repo, env_key):
+        return marker
+    base = builds.cache_root() / env_key / "bin" / "python"
+    shutil.rmtree(target, ignore_errors=True)  # stands on another key, half-made, or a whole venv of old
+    try:
+        _run([str(base), "-m", "venv", "--without-pip", str(target)], log, f"creating {target}")
+        python = target / "bin" / "python"
+        Path(_site_packages(python), LINK_FILE).write_text(f"import site; site.addsitedir({_site_packages(base)!r})\n")
+        _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(repo)], log, "installing snnbench")
+    except (BuildFailed, subprocess.SubprocessError, OSError) as error:
+        shutil.rmtree(target, ignore_errors=True)
+        raise BuildFailed(f"environment {env}: linking {target} to {base.parents[1]} failed: {error}") from None
+    marker.write_text(env_key + "\n")
+    return marker
+
+
+def named_build(env: str) -> dict:
+    """What rule build_environment makes for a named environment: its definition and key."""
+    return {**environments.definition(env), "key": environments.key(env)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m snnbench.build_env ENV...`: what `make env-<name>` runs; the workflow does the same
+    through rules build_environment and link_environment."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("environments", nargs="+", help="names of envs/<name>.yaml")
+    names = parser.parse_args(argv).environments
+    for env in names:
+        build = named_build(env)
+        log_path = REPO / "logs" / "build" / f"{build['key']}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if not builds.marker(build).exists():
+                print(f"making environment {env} in {builds.directory(build)} (log: {log_path})", flush=True)
+            make(build, [], log_path)
+            with open(log_path, "a") as log:
+                link(env, log)
+        except BuildFailed as error:
+            print(f"error: {error} (log: {log_path})", file=sys.stderr)
+            return 1
+        print(f"{environments.linked(env)} -> {builds.directory(build)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

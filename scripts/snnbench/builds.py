@@ -7,7 +7,8 @@ keep their paths). Each build is a virtual environment that rule build_environme
 a per-user cache shared by checkouts, at <cache>/<key>, where the key is a hash of what defines
 the environment: its pip requirements (the pins of the simulator's envs/<environment>.yaml
 without the built package, plus the build's own requirement), for a source tree its commit and
-uncommitted changes and the CMake options, and the Python. Never the checkout's path.
+uncommitted changes and the CMake options, and the Python. Never the checkout's path. Each
+checkout links it as .venv-build-<key> (rule link_environment), as it links named environments.
 
 This module is pure (spec, key, paths, config checks); snnbench.build_env makes the environment.
 """
@@ -23,19 +24,17 @@ import re
 import subprocess
 from pathlib import Path
 
-from snnbench.paths import ENVS, REPO
+from snnbench import environments
+from snnbench.paths import REPO
 
 # Where built environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
 CACHE_ENV = "SNNBENCH_ENV_CACHE"
-# A cached environment holds the simulator and its dependencies, not snnbench: checkouts with
-# different code share it. A point's child process in it imports this checkout's package from here.
-PACKAGE_ROOT = REPO / "scripts"
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
 # finds the environment's numpy and, with MPI, mpi4py); as in scripts/install_nest_mpi.sh.
 SOURCE_BUILD_TOOLS = ("scikit-build-core==1.1.2", "cython==3.3.1", "setuptools==84.2.1", "wheel==0.45.1")
 MPI_ENVIRONMENT = "nest-mpi"  # its mpi4py pin is the one a source build with MPI installs
 KEY_PATTERN = r"[0-9a-f]{16}"
-_PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\[\]-]+==[^\s#]+)")
+LINKED_PREFIX = "build-"  # a build's environment in a checkout: .venv-build-<key>
 
 
 class BuildError(ValueError):
@@ -60,22 +59,15 @@ def project_name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", Requirement(requirement).name).lower()
 
 
-def pins(environment: str) -> list[str]:
-    """The pinned pip requirements of envs/<environment>.yaml, as `make` installs them (lines
-    marked `# no-deps` left out, as the Makefile's pip_pins does)."""
-    lines = (ENVS / f"{environment}.yaml").read_text().splitlines()
-    return sorted({m.group(1) for line in lines if "# no-deps" not in line and (m := _PIN.match(line))})
-
-
 def requirements(environment: str, package: str, build: dict) -> list[str]:
     """What pip installs into a build's environment: the environment's pins without the built
     package, plus the build's requirement (a pip build) or the tools to build the source tree."""
-    kept = [p for p in pins(environment) if project_name(p) != package]
+    kept = [p for p in environments.pins(environment) if project_name(p) != package]
     if "pip" in build:
         return sorted([*kept, build["pip"]])
     extra = list(SOURCE_BUILD_TOOLS)
     if cmake_options(build).get("with-mpi", "OFF").upper() not in ("OFF", "NO", "FALSE", "0"):
-        extra += [p for p in pins(MPI_ENVIRONMENT) if project_name(p) == "mpi4py"]
+        extra += [p for p in environments.pins(MPI_ENVIRONMENT) if project_name(p) == "mpi4py"]
     return sorted({*kept, *extra})
 
 
@@ -117,7 +109,7 @@ def environment_key(requirements: list[str], source: dict | None, cmake: dict, p
         "python": python,
         "machine": platform.machine(),
     }
-    return hashlib.sha256(json.dumps(defined, sort_keys=True).encode()).hexdigest()[:16]
+    return environments.content_key(defined)
 
 
 @functools.cache
@@ -176,17 +168,19 @@ def marker(build: dict) -> Path:
     return directory(build) / "build.json"
 
 
-def python(build: dict) -> str:
-    return str(directory(build) / "bin" / "python")
+def linked_name(build: dict) -> str:
+    """The build's environment in a checkout: .venv-build-<key>, on the cached one, with the
+    checkout's snnbench installed editable (snnbench.build_env.link)."""
+    return LINKED_PREFIX + build["key"]
 
 
-def child_environment(spec: dict) -> dict[str, str]:
-    """Variables a point's child process needs beyond the parent's: in a built environment, the
-    checkout's package on PYTHONPATH (the environment does not install snnbench; see above)."""
-    if "build" not in spec:
-        return {}
-    existing = os.environ.get("PYTHONPATH")
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), existing]))}
+def linked_key(name: str) -> str | None:
+    """The key of a build's environment from its name in a checkout (None: a named environment)."""
+    return name.removeprefix(LINKED_PREFIX) if name.startswith(LINKED_PREFIX) else None
+
+
+def python(build: dict, repo: Path = REPO) -> str:
+    return environments.linked_python(linked_name(build), build["key"], repo)
 
 
 def provenance(spec: dict) -> dict | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import activity, builds, energy, pd14, race, record
+from snnbench import activity, energy, pd14, race, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
 from snnbench.simulators import python_for
@@ -125,13 +125,9 @@ def _last_lines(path: Path, n: int = 15) -> str:
         return ""
 
 
-def run_child(
-    command: list[str], log_path: Path, time_limit_s: float, threads: int, environ: dict | None = None
-) -> None:
-    """Run the simulation; raise PointFailed if it does not finish cleanly in time. environ:
-    variables to set beyond this process's (e.g. snnbench.builds.child_environment)."""
-    env = dict(os.environ, **(environ or {}))
-    env["OMP_NUM_THREADS"] = str(threads)
+def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: int) -> None:
+    """Run the simulation; raise PointFailed if it does not finish cleanly in time."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     with open(log_path, "ab") as log:
         log.write(f"[snnbench] running: {' '.join(command)}\n".encode())
         log.flush()
@@ -216,7 +212,7 @@ def run_point(
             command = launch_command(spec, Path(spec_path), rank_dir)
             try:
                 threads = spec["resources"]["threads_per_rank"]
-                run_child(command, Path(log_path), time_limit_s, threads, builds.child_environment(spec))
+                run_child(command, Path(log_path), time_limit_s, threads)
             finally:
                 _hold_sigterm()
             rank_files = sorted(rank_dir.glob("rank*.json"))

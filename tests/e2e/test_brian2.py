@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
-from snnbench import pd14
+from snnbench import environments, pd14
 from snnbench.simulators.brian2.devices import PrerequisiteMissing, check_prerequisites
 
 BRIAN2_ENV = REPO / ".venv-brian2"
@@ -34,7 +34,8 @@ SEEDS = [1, 2, 3]
 
 def needs_env(env: Path):
     return pytest.mark.skipif(
-        not (env / ".installed").exists(), reason=f"{env.name} is not installed (make env-{env.name[6:]})"
+        not environments.is_linked(env.name.removeprefix(".venv-")),
+        reason=f"{env.name} is not installed (make env-{env.name[6:]})",
     )
 
 
@@ -69,7 +70,7 @@ def run_one(tmp_path: Path, simulator: str, seed: int = 1, threads: int = 1, lim
 
 @pytest.fixture(scope="module")
 def workflow_run(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("brian2-e2e"))  # links .venv-brian2, the points' environment
+    workdir = copy_workflow(tmp_path_factory.mktemp("brian2-e2e"))
     config = {
         "experiments": [
             {

@@ -9,14 +9,14 @@ import json
 
 import pytest
 import yaml
-from conftest import REPO, copy_workflow, snakemake
-from snnbench import table
+from conftest import copy_workflow, snakemake
+from snnbench import environments, table
 from snnbench.families.pd14 import estimate_mem_mb
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        not (REPO / ".venv-nest-mpi" / ".installed").exists(),
+        not environments.is_linked("nest-mpi"),
         reason="MPI-capable NEST missing: run `make env-nest-mpi` (make test does)",
     ),
 ]

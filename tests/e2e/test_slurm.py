@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, TINY, VENV_BIN, copy_workflow, validated
+from snnbench import environments
 from snnbench.config import estimate_mem_mb, expand_points
 
 pytestmark = pytest.mark.slow
@@ -87,7 +88,7 @@ def shared_dir():
 
 
 def needs_mpi_nest():
-    if not (REPO / ".venv-nest-mpi" / ".installed").exists():
+    if not environments.is_linked("nest-mpi"):
         pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")
 
 

@@ -20,7 +20,6 @@ from snnbench import gpu
 from snnbench.figures import training as figures
 from snnbench.training import equivalence
 from snnbench.training import execute as training_execute
-from snnbench.training.spec import FRAMEWORKS
 
 pytestmark = pytest.mark.slow
 
@@ -128,8 +127,6 @@ def ci_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("training-e2e") / "snnbench"
     ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
     shutil.copytree(REPO, workdir, ignore=ignore)
-    for env in {FRAMEWORKS[f].environment for f in CPU_FRAMEWORKS}:
-        (workdir / f".venv-{env}").symlink_to(REPO / f".venv-{env}")
     proc = snakemake(workdir, "--configfile", "config/experiments/snn-training-ci.yaml")
     return workdir, proc
 

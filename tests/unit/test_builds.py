@@ -108,19 +108,28 @@ def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds(
     assert "builds.nest-3.9" in found[0] and "with-mpi: ON" in found[0]
 
 
-def test_a_point_of_a_build_gets_the_checkouts_package(monkeypatch):
-    spec = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
-    monkeypatch.delenv("PYTHONPATH", raising=False)
-    assert builds.child_environment(spec) == {"PYTHONPATH": str(builds.PACKAGE_ROOT)}
-    assert builds.child_environment({"simulator": "nest"}) == {}
-    from snnbench.simulators import python_for
+def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path):
+    from snnbench import environments
+    from snnbench.simulators import EnvironmentMissing, python_for
 
-    assert python_for(spec) == str(builds.directory(spec["build"]) / "bin" / "python")
+    spec = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
+    name = builds.linked_name(spec["build"])
+    assert name == f"build-{spec['build']['key']}"
+    with pytest.raises(EnvironmentMissing, match=r"rules build_environment and link_environment"):
+        python_for(spec, repo=tmp_path)
+    marker = environments.link_marker(name, tmp_path)
+    marker.parent.mkdir()
+    marker.write_text("0123456789abcdef\n")  # linked to another build's environment
+    with pytest.raises(EnvironmentMissing):
+        python_for(spec, repo=tmp_path)
+    marker.write_text(spec["build"]["key"] + "\n")
+    assert builds.linked_key(name) == spec["build"]["key"] and builds.linked_key("brian2") is None
+    assert python_for(spec, repo=tmp_path) == str(tmp_path / f".venv-{name}" / "bin" / "python")
 
 
 def test_a_failed_build_names_itself_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv(builds.CACHE_ENV, str(tmp_path / "cache"))
-    build = {"name": "bad", "pip": "nest-simulator==0.0.1", "key": "0123456789abcdef"}
+    build = {"name": "bad", "pip": "nest-simulator==0.0.1", "key": "0123456789abcdef", "requirements": ["x==1"]}
 
     def failing(command, log, what, env=None):
         builds.directory(build).mkdir(parents=True, exist_ok=True)
@@ -128,7 +137,7 @@ def test_a_failed_build_names_itself_and_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(build_env, "_run", failing)
     with pytest.raises(build_env.BuildFailed, match=r"build nest@bad \(experiment x\) \(nest-simulator==0.0.1"):
-        build_env.make(build, ["nest-simulator==0.0.1"], ["nest@bad (experiment x)"], tmp_path / "log")
+        build_env.make(build, ["nest@bad (experiment x)"], tmp_path / "log")
     assert not builds.directory(build).exists() and not builds.marker(build).exists()
     assert "build nest@bad" in (tmp_path / "log").read_text()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import experiment, run_first_point, validated
 from snnbench import config as snnconfig
-from snnbench import execute, simulators
+from snnbench import environments, execute, simulators
 
 
 def run(command, tmp_path, limit=30.0):
@@ -90,7 +90,7 @@ def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
     (venv / "bin" / "python").touch()
     with pytest.raises(simulators.EnvironmentMissing):  # half-built: no stamp yet
         simulators.python_for(two_ranks, repo=tmp_path)
-    (venv / ".installed").touch()
+    environments.link_marker("nest-mpi", tmp_path).write_text(environments.key("nest-mpi"))  # today's envs file
     assert simulators.python_for(two_ranks, repo=tmp_path) == str(venv / "bin" / "python")
 
 

@@ -1,6 +1,6 @@
-# Each simulator build's environment, once, in the per-user cache shared by checkouts
-# (snnbench.builds: <cache>/<key>, the key a hash of what defines the environment). Its points
-# depend on it; a build that fails stops only its own points.
+# Each environment the workflow makes (a simulator build's, a named one's), once, in the per-user
+# cache shared by checkouts (<cache>/<key>, the key a hash of what defines the environment). Its
+# points depend on it; one that fails stops only its own points.
 rule build_environment:
     output:
         f"{BUILD_ROOT}/{{key}}/build.json",
@@ -22,3 +22,23 @@ rule build_environment:
         build=get_build,
     script:
         "../../scripts/build_environment.py"
+
+
+# This checkout's .venv-<environment> on top of the cached environment of a named environment, with
+# the checkout's snnbench installed editable (seconds). Local: it writes into the checkout.
+rule link_environment:
+    input:
+        get_linked_environment,
+    output:
+        f"{paths.REPO}/.venv-{{environment}}/.installed",
+    log:
+        "logs/build/link-{environment}.log",
+    params:
+        key=get_linked_key,
+    wildcard_constraints:
+        environment=r"[A-Za-z0-9_-]+",
+    conda:
+        "../../envs/workflow.yaml"
+    localrule: True
+    script:
+        "../../scripts/link_environment.py"

@@ -7,7 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from snnbench import builds
+from snnbench import build_env, builds, environments
 from snnbench import config as snnconfig
 from snnbench import config_check, families, figures, jsonfile, paths, unfinished, validation_plan
 
@@ -33,11 +33,15 @@ def family_of_point(path):
     return FAMILY[POINTS[path]["experiment"]]
 
 
+# With conda, Snakemake makes the points' environments itself; else rules build_environment and
+# link_environment make those beside the workflow's own (.venv).
+USES_CONDA = any(m.name.lower() == "conda" for m in workflow.deployment_settings.deployment_method)
+
+
 def check_environments():
     """Fail before any job starts if a point cannot start here and its family says that must stop
-    the workflow (e.g. an MPI point without MPI-capable NEST); with conda, Snakemake builds the
-    environments itself."""
-    if any(m.name.lower() == "conda" for m in workflow.deployment_settings.deployment_method):
+    the workflow (e.g. an MPI point of a simulator without MPI)."""
+    if USES_CONDA:
         return
     missing = {}
     for path, spec in POINTS.items():
@@ -145,8 +149,10 @@ def family_outputs(family):
     return {Path(name).stem: f"{POINT}/{name}" for name in family.outputs}
 
 
-# Simulator builds (snnbench.builds): key -> what defines its environment and the experiments naming
-# it; each environment is made once, whatever its names.
+# Environments the workflow makes, once per machine in the per-user cache (snnbench.builds,
+# snnbench.environments): key -> what defines it and the experiments whose points need it. Simulator
+# builds, and the named environments (envs/<name>.yaml) of points that do not run in .venv; each
+# checkout then links the named ones as .venv-<name> (rule link_environment).
 BUILD_ROOT = builds.cache_root()
 BUILDS = {}
 for _name, _experiment in EXPERIMENTS.items():
@@ -155,11 +161,40 @@ for _name, _experiment in EXPERIMENTS.items():
         BUILDS[_build["key"]]["experiments"].append(_name)
 
 
-def get_point_build(wildcards):
-    """The point's build environment, if it runs in one (ancient: an environment remade with the same
-    key is the same environment, and must not make finished points rerun)."""
-    build = get_point_spec(wildcards).get("build")
-    return [ancient(str(builds.marker(build)))] if build else []
+def point_environment(spec):
+    """The named environment a point runs in, if the workflow makes it (None: .venv, conda, a build)."""
+    family = FAMILY[spec["experiment"]]
+    environment = family.environment(spec)
+    made = family.workflow_makes_environment(spec) and environment not in environments.MAIN
+    return environment if made and not USES_CONDA and "build" not in spec else None
+
+
+for _spec in POINTS.values():
+    _environment = point_environment(_spec)
+    if _environment:
+        _made = BUILDS.setdefault(
+            environments.key(_environment), {"content": build_env.named_build(_environment), "experiments": []}
+        )
+        _made["experiments"] += [_spec["experiment"]] if _spec["experiment"] not in _made["experiments"] else []
+
+
+def get_point_environment(wildcards):
+    """This checkout's link of the point's environment (its build's, or a named one's), made after
+    the cached environment (ancient: an environment remade or relinked must not make finished
+    points rerun)."""
+    spec = get_point_spec(wildcards)
+    environment = builds.linked_name(spec["build"]) if "build" in spec else point_environment(spec)
+    return [ancient(str(environments.link_marker(environment)))] if environment else []
+
+
+def get_linked_key(wildcards):
+    """The key of the cached environment a checkout's .venv-<environment> stands on: a param, so
+    that an edited envs file links anew (without making finished points rerun)."""
+    return builds.linked_key(wildcards.environment) or environments.key(wildcards.environment)
+
+
+def get_linked_environment(wildcards):
+    return ancient(f"{BUILD_ROOT}/{get_linked_key(wildcards)}/build.json")
 
 
 def get_build(wildcards):

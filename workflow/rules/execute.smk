@@ -7,7 +7,7 @@ for family in USED_FAMILIES.values():
             f"execute_point_{family.name.replace('-', '_')}"
         input:
             spec=f"{POINT}/spec.json",
-            build=get_point_build,
+            environment=get_point_environment,
         output:
             **family_outputs(family),
         log:

@@ -63,6 +63,11 @@ class Family:
         """The point's environment (envs/<name>.yaml)."""
         raise NotImplementedError
 
+    def workflow_makes_environment(self, spec: dict) -> bool:
+        """Whether the workflow makes the point's environment before it runs (False: one made by hand,
+        whose file cannot be installed as it is, e.g. CUDA kernels built on a GPU machine)."""
+        return True
+
     def missing_environment(self, spec: dict) -> str | None:
         """Why the point cannot start here, if that must stop the workflow before any job."""
         return None

@@ -158,11 +158,11 @@ class PD14(Family):
         return environment_for(spec)
 
     def missing_environment(self, spec: dict) -> str | None:
-        # PD14 points stop the workflow before any job: an MPI point without MPI NEST cannot run.
-        from snnbench.simulators import EnvironmentMissing, python_for
+        # PD14 points stop the workflow before any job: an MPI point of a simulator without MPI cannot run.
+        from snnbench.simulators import EnvironmentMissing, environment_for
 
         try:
-            python_for(spec)
+            environment_for(spec)
         except EnvironmentMissing as error:
             return str(error)
         return None

@@ -98,6 +98,14 @@ class Training(Family):
 
         return environment_for(spec)
 
+    def workflow_makes_environment(self, spec: dict) -> bool:
+        # CUDA-only libraries build their kernels against a CUDA torch, by hand on a GPU machine (their
+        # envs files say how); unavailable ones have none. Their points are skipped or fail with the reason.
+        from snnbench.training.spec import FRAMEWORKS
+
+        framework = FRAMEWORKS[spec["simulator"]]
+        return not (framework.cuda_only or framework.unavailable)
+
     def resources(self, spec: dict, config: dict) -> dict:
         from snnbench import child_point
 

@@ -66,8 +66,8 @@ def environment_for(spec: dict) -> str:
 
 
 def python_for(spec: dict, repo: Path = REPO) -> str:
-    """The interpreter of the point's environment: its build's (made by rule build_environment)
-    for a point of a build, else the simulator's."""
+    """The interpreter of the point's environment: this checkout's link of its build's (rules
+    build_environment and link_environment) for a point of a build, else the simulator's."""
     if "build" in spec:
-        return builds.python(spec["build"])
+        return builds.python(spec["build"], repo)
     return environments.python(environment_for(spec), repo)

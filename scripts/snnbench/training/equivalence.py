@@ -115,13 +115,9 @@ def judge(comparison: dict) -> list[str]:
 
 
 def _python(framework: str) -> str:
-    from snnbench.config import REPO
+    from snnbench import environments
 
-    env = FRAMEWORKS["torch" if framework == BROKEN else framework].environment
-    python = REPO / f".venv-{env}" / "bin" / "python"
-    if not python.exists():
-        raise FileNotFoundError(f"environment {env!r} is not installed: run `make env-{env}`")
-    return str(python)
+    return environments.python(FRAMEWORKS["torch" if framework == BROKEN else framework].environment)
 
 
 def run(frameworks: list[str], workdir: Path, seed: int = 1, **shape) -> dict:
