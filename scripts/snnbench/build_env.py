@@ -196,7 +196,7 @@ def link(env: str, log, repo: Path = REPO, env_key: str | None = None) -> Path:
     marker, target = environments.link_marker(env, repo), environments.linked(env, repo)
     if environments.is_linked(env, repo, env_key):
         return marker
-    base = builds.cache_root() / env_key / "bin" / "python"
+    base = environments.cache_root() / env_key / "bin" / "python"
     shutil.rmtree(target, ignore_errors=True)  # stands on another key, half-made, or a whole venv of old
     try:
         _run([str(base), "-m", "venv", "--without-pip", str(target)], log, f"creating {target}")
@@ -221,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("environments", nargs="+", help="names of envs/<name>.yaml")
     names = parser.parse_args(argv).environments
+    known = sorted(p.stem for p in environments.ENVS.glob("*.yaml") if p.stem not in environments.MAIN)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        known_list = ", ".join(known)
+        print(f"error: no environment {', '.join(unknown)} (envs/<name>.yaml): known are {known_list}", file=sys.stderr)
+        return 2
     for env in names:
         build = named_build(env)
         log_path = REPO / "logs" / "build" / f"{build['key']}.log"

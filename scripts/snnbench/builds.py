@@ -27,8 +27,6 @@ from pathlib import Path
 from snnbench import environments
 from snnbench.paths import REPO
 
-# Where built environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
-CACHE_ENV = "SNNBENCH_ENV_CACHE"
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
 # finds the environment's numpy and, with MPI, mpi4py); as in scripts/install_nest_mpi.sh.
 SOURCE_BUILD_TOOLS = ("scikit-build-core==1.1.2", "cython==3.3.1", "setuptools==84.2.1", "wheel==0.45.1")
@@ -39,11 +37,6 @@ LINKED_PREFIX = "build-"  # a build's environment in a checkout: .venv-build-<ke
 
 class BuildError(ValueError):
     """A build that cannot be made as configured; the message names it."""
-
-
-def cache_root() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "envs"
-    return Path(os.environ.get(CACHE_ENV, default)).expanduser().absolute()
 
 
 def label(spec: dict) -> str:
@@ -160,7 +153,7 @@ def labels(config: dict, key: str) -> list[str]:
 
 
 def directory(build: dict) -> Path:
-    return cache_root() / build["key"]
+    return environments.cache_root() / build["key"]
 
 
 def marker(build: dict) -> Path:

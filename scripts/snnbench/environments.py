@@ -24,6 +24,8 @@ from pathlib import Path
 
 from snnbench.paths import ENVS, REPO
 
+# Where cached environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
+CACHE_ENV = "SNNBENCH_ENV_CACHE"
 # Environments that `make env` installs together into .venv.
 MAIN = ("workflow", "nest", "pynn-nest", "dev")
 # Environments with a step after pip: the script, called with the environment's folder.
@@ -68,6 +70,11 @@ def definition(env: str) -> dict:
     }
 
 
+def cache_root() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "envs"
+    return Path(os.environ.get(CACHE_ENV, default)).expanduser().absolute()
+
+
 def content_key(defined: dict) -> str:
     """A cache key: the hash of what defines an environment (a named one's, or a build's)."""
     return hashlib.sha256(json.dumps(defined, sort_keys=True).encode()).hexdigest()[:16]
@@ -104,6 +111,11 @@ def linked_python(env: str, env_key: str, repo: Path = REPO) -> str:
         raise EnvironmentMissing(
             f"{linked(env, repo)} is not linked to {env_key} in the environment cache: the workflow makes it "
             f"(rules build_environment and link_environment)"
+        )
+    if not (cache_root() / env_key / "build.json").exists():
+        raise EnvironmentMissing(
+            f"{linked(env, repo)} stands on {cache_root() / env_key}, which is gone from the environment cache: make "
+            f"it again (`make env-<name>` for envs/<name>.yaml, or delete {linked(env, repo)} and run the workflow)"
         )
     return str(linked(env, repo) / "bin" / "python")
 

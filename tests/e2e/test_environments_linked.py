@@ -12,13 +12,13 @@ import time
 import pytest
 import yaml
 from conftest import TINY, VENV_BIN, copy_workflow
-from snnbench import build_env, builds, environments, paths
+from snnbench import build_env, environments, paths
 
 pytestmark = pytest.mark.slow
 
 
 def cached(env: str):
-    marker = builds.cache_root() / environments.key(env) / "build.json"
+    marker = environments.cache_root() / environments.key(env) / "build.json"
     if not marker.exists():
         pytest.skip(f"environment {env} is not in the cache (make env-{env}; make test makes it)")
     return marker
@@ -54,7 +54,7 @@ def test_the_workflow_plans_making_and_linking_what_its_points_need(tmp_path):
     }
     (workdir / "config" / "two.yaml").write_text(yaml.safe_dump(config))
     cache = tmp_path / "empty-cache"
-    env = dict(os.environ, **{builds.CACHE_ENV: str(cache)})
+    env = dict(os.environ, **{environments.CACHE_ENV: str(cache)})
 
     def plan(*args: str) -> list[str]:
         command = [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", *args, "--configfile", "config/two.yaml"]

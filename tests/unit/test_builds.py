@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import config_problems, experiment, validated
-from snnbench import build_env, builds, families, regression
+from snnbench import build_env, builds, environments, families, regression
 from snnbench import config as snnconfig
 
 WHEELS = {"nest-3.9": {"pip": "nest-simulator==3.9.0.post0.dev14"}, "nest-3.10.0": {"pip": "nest-simulator==3.10.0"}}
@@ -37,7 +37,7 @@ def test_the_key_is_the_content_not_the_place(tmp_path, monkeypatch):
     reqs = builds.requirements("nest", "nest-simulator", WHEELS["nest-3.10.0"])
     key = builds.environment_key(reqs, None, {}, "3.11.7")
     monkeypatch.chdir(tmp_path)  # another checkout, another cache root: the same key
-    monkeypatch.setenv(builds.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "cache"))
     assert builds.environment_key(list(reversed(reqs)), None, {}, "3.11.7") == key
     assert builds.directory({"key": key}) == tmp_path / "cache" / key
     assert builds.environment_key([*reqs, "extra==1"], None, {}, "3.11.7") != key
@@ -46,11 +46,11 @@ def test_the_key_is_the_content_not_the_place(tmp_path, monkeypatch):
 
 
 def test_cache_root_default_and_override(monkeypatch, tmp_path):
-    monkeypatch.delenv(builds.CACHE_ENV, raising=False)
+    monkeypatch.delenv(environments.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert builds.cache_root() == tmp_path / "xdg" / "snnbench" / "envs"
-    monkeypatch.setenv(builds.CACHE_ENV, str(tmp_path / "mine"))
-    assert builds.cache_root() == tmp_path / "mine"
+    assert environments.cache_root() == tmp_path / "xdg" / "snnbench" / "envs"
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "mine"))
+    assert environments.cache_root() == tmp_path / "mine"
 
 
 def git_tree(path):
@@ -108,8 +108,7 @@ def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds(
     assert "builds.nest-3.9" in found[0] and "with-mpi: ON" in found[0]
 
 
-def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path):
-    from snnbench import environments
+def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path, monkeypatch):
     from snnbench.simulators import EnvironmentMissing, python_for
 
     spec = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
@@ -124,11 +123,14 @@ def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path):
         python_for(spec, repo=tmp_path)
     marker.write_text(spec["build"]["key"] + "\n")
     assert builds.linked_key(name) == spec["build"]["key"] and builds.linked_key("brian2") is None
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "cache"))
+    builds.directory(spec["build"]).mkdir(parents=True)
+    builds.marker(spec["build"]).write_text("{}")
     assert python_for(spec, repo=tmp_path) == str(tmp_path / f".venv-{name}" / "bin" / "python")
 
 
 def test_a_failed_build_names_itself_and_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv(builds.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "cache"))
     build = {"name": "bad", "pip": "nest-simulator==0.0.1", "key": "0123456789abcdef", "requirements": ["x==1"]}
 
     def failing(command, log, what, env=None):

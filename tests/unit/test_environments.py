@@ -68,6 +68,12 @@ def test_a_checkout_uses_its_link_only_for_todays_key(tmp_path, monkeypatch):
     with pytest.raises(environments.EnvironmentMissing):
         environments.python("brian2", tmp_path)
     environments.link_marker("brian2", tmp_path).write_text(environments.key("brian2") + "\n")
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "cache"))
+    with pytest.raises(environments.EnvironmentMissing, match=r"which is gone from the environment cache"):
+        environments.python("brian2", tmp_path)
+    made = tmp_path / "cache" / environments.key("brian2") / "build.json"
+    made.parent.mkdir(parents=True)
+    made.write_text("{}")
     assert environments.python("brian2", tmp_path) == str(venv / "bin" / "python")
 
 
@@ -77,3 +83,8 @@ def test_python_of_another_version_is_found_or_named():
     assert shutil.which(found) or found.endswith(f"python{major_minor}")
     with pytest.raises(build_env.BuildFailed, match=r"Python 2.1 is not installed"):
         build_env.find_python("2.1")
+
+
+def test_make_env_names_an_unknown_environment(capsys):
+    assert build_env.main(["brain2"]) == 2
+    assert "no environment brain2 (envs/<name>.yaml): known are brian2, brian2cuda" in capsys.readouterr().err

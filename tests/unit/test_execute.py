@@ -91,6 +91,9 @@ def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
     with pytest.raises(simulators.EnvironmentMissing):  # half-built: no stamp yet
         simulators.python_for(two_ranks, repo=tmp_path)
     environments.link_marker("nest-mpi", tmp_path).write_text(environments.key("nest-mpi"))  # today's envs file
+    monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "cache"))  # on the cached environment
+    (tmp_path / "cache" / environments.key("nest-mpi")).mkdir(parents=True)
+    (tmp_path / "cache" / environments.key("nest-mpi") / "build.json").write_text("{}")
     assert simulators.python_for(two_ranks, repo=tmp_path) == str(venv / "bin" / "python")
 
 

@@ -153,7 +153,7 @@ def family_outputs(family):
 # snnbench.environments): key -> what defines it and the experiments whose points need it. Simulator
 # builds, and the named environments (envs/<name>.yaml) of points that do not run in .venv; each
 # checkout then links the named ones as .venv-<name> (rule link_environment).
-BUILD_ROOT = builds.cache_root()
+BUILD_ROOT = environments.cache_root()
 BUILDS = {}
 for _name, _experiment in EXPERIMENTS.items():
     for _label, _build in FAMILY[_name].builds(_experiment):
