@@ -33,12 +33,12 @@ rule link_environment:
         f"{paths.REPO}/.venv-{{environment}}/.installed",
     log:
         "logs/build/link-{environment}.log",
-    params:
-        key=get_linked_key,
     wildcard_constraints:
         environment=r"[A-Za-z0-9_-]+",
+    localrule: True
     conda:
         "../../envs/workflow.yaml"
-    localrule: True
+    params:
+        key=get_linked_key,
     script:
         "../../scripts/link_environment.py"
