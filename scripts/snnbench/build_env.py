@@ -196,7 +196,7 @@ def link(env: str, log, repo: Path = REPO, env_key: str | None = None) -> Path:
     marker, target = environments.link_marker(env, repo), environments.linked(env, repo)
     if environments.is_linked(env, repo, env_key):
         return marker
-    base = environments.cache_root() / env_key / "bin" / "python"
+    base = environments.cached(env_key) / "bin" / "python"
     shutil.rmtree(target, ignore_errors=True)  # stands on another key, half-made, or a whole venv of old
     try:
         _run([str(base), "-m", "venv", "--without-pip", str(target)], log, f"creating {target}")

@@ -153,12 +153,12 @@ def labels(config: dict, key: str) -> list[str]:
 
 
 def directory(build: dict) -> Path:
-    return environments.cache_root() / build["key"]
+    return environments.cached(build["key"])
 
 
 def marker(build: dict) -> Path:
     """The file that says a build's environment is complete (the build rule's output): its provenance."""
-    return directory(build) / "build.json"
+    return environments.made_marker(build["key"])
 
 
 def linked_name(build: dict) -> str:

@@ -75,6 +75,16 @@ def cache_root() -> Path:
     return Path(os.environ.get(CACHE_ENV, default)).expanduser().absolute()
 
 
+def cached(env_key: str) -> Path:
+    """The cached environment of a key (a named environment's, or a simulator build's)."""
+    return cache_root() / env_key
+
+
+def made_marker(env_key: str) -> Path:
+    """The file that says the cached environment is complete: its provenance (rule build_environment's output)."""
+    return cached(env_key) / "build.json"
+
+
 def content_key(defined: dict) -> str:
     """A cache key: the hash of what defines an environment (a named one's, or a build's)."""
     return hashlib.sha256(json.dumps(defined, sort_keys=True).encode()).hexdigest()[:16]
@@ -112,9 +122,9 @@ def linked_python(env: str, env_key: str, repo: Path = REPO) -> str:
             f"{linked(env, repo)} is not linked to {env_key} in the environment cache: the workflow makes it "
             f"(rules build_environment and link_environment)"
         )
-    if not (cache_root() / env_key / "build.json").exists():
+    if not made_marker(env_key).exists():
         raise EnvironmentMissing(
-            f"{linked(env, repo)} stands on {cache_root() / env_key}, which is gone from the environment cache: make "
+            f"{linked(env, repo)} stands on {cached(env_key)}, which is gone from the environment cache: make "
             f"it again (`make env-<name>` for envs/<name>.yaml, or delete {linked(env, repo)} and run the workflow)"
         )
     return str(linked(env, repo) / "bin" / "python")

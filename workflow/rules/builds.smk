@@ -3,7 +3,7 @@
 # points depend on it; one that fails stops only its own points.
 rule build_environment:
     output:
-        f"{BUILD_ROOT}/{{key}}/build.json",
+        str(environments.made_marker("{key}")),
     log:
         "logs/build/{key}.log",
     conda:

@@ -153,12 +153,18 @@ def family_outputs(family):
 # snnbench.environments): key -> what defines it and the experiments whose points need it. Simulator
 # builds, and the named environments (envs/<name>.yaml) of points that do not run in .venv; each
 # checkout then links the named ones as .venv-<name> (rule link_environment).
-BUILD_ROOT = environments.cache_root()
 BUILDS = {}
+
+
+def _needs_environment(key, content, experiment):
+    made = BUILDS.setdefault(key, {"content": content, "experiments": []})
+    if experiment not in made["experiments"]:
+        made["experiments"].append(experiment)
+
+
 for _name, _experiment in EXPERIMENTS.items():
     for _label, _build in FAMILY[_name].builds(_experiment):
-        BUILDS.setdefault(_build["key"], {"content": builds.content(_build), "experiments": []})
-        BUILDS[_build["key"]]["experiments"].append(_name)
+        _needs_environment(_build["key"], builds.content(_build), _name)
 
 
 def point_environment(spec):
@@ -169,13 +175,10 @@ def point_environment(spec):
     return environment if made and not USES_CONDA and "build" not in spec else None
 
 
-for _spec in POINTS.values():
-    _environment = point_environment(_spec)
+# Each named environment's definition is read once per experiment that needs it, not once per point.
+for _environment, _name in dict.fromkeys((point_environment(s), s["experiment"]) for s in POINTS.values()):
     if _environment:
-        _made = BUILDS.setdefault(
-            environments.key(_environment), {"content": build_env.named_build(_environment), "experiments": []}
-        )
-        _made["experiments"] += [_spec["experiment"]] if _spec["experiment"] not in _made["experiments"] else []
+        _needs_environment(environments.key(_environment), build_env.named_build(_environment), _name)
 
 
 def get_point_environment(wildcards):
@@ -194,7 +197,7 @@ def get_linked_key(wildcards):
 
 
 def get_linked_environment(wildcards):
-    return ancient(f"{BUILD_ROOT}/{get_linked_key(wildcards)}/build.json")
+    return ancient(str(environments.made_marker(get_linked_key(wildcards))))
 
 
 def get_build(wildcards):
