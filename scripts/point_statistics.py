@@ -2,7 +2,7 @@
 
 import json
 
-from snnbench.validation import point_statistics
+from snnbench.network.validation import point_statistics
 
 meta = point_statistics(
     snakemake.input.record,  # noqa: F821 (provided by Snakemake)

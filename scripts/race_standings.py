@@ -3,7 +3,8 @@ entries of the community race: the figure, the export (CSV and markdown in the l
 columns, with provenance), and its points with synaptic events from linked accuracy points."""
 
 import pandas as pd
-from snnbench import figures, race
+from snnbench import figures
+from snnbench.network import race
 from snnbench.table import read_points, write_table
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)

@@ -1,7 +1,7 @@
 """Snakemake entry (validate_point): distances of one point's statistics to its reference run
 and to its other seeds."""
 
-from snnbench.validation import validate_point
+from snnbench.network.validation import validate_point
 
 result = validate_point(
     snakemake.input.stats,  # noqa: F821 (provided by Snakemake)

@@ -73,7 +73,7 @@ def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
     """The first point of a validated config, run in `tmp_path` as the execute rule runs it
     (child process, failures recorded); returns its record."""
     from snnbench import config as snnconfig
-    from snnbench import execute
+    from snnbench.network import execute
 
     spec = snnconfig.expand_points(cfg["experiments"][0])[0]
     (tmp_path / "spec.json").write_text(json.dumps(spec))

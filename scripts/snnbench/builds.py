@@ -215,7 +215,7 @@ def check(where: str, experiment: dict) -> list[str]:
     """What the schema cannot say about an experiment's `builds`, each problem naming its key:
     a build with neither (or both of) pip and source, a requirement for another package, a source
     path that is not a source tree, simulators that have no builds, MPI points without MPI builds."""
-    from snnbench.simulators import SIMULATORS
+    from snnbench.network.simulators import SIMULATORS
 
     builds = experiment.get("builds")
     if not builds:

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from snnbench import environments, execute, record
+from snnbench import environments, record
 from snnbench.environments import EnvironmentMissing
+from snnbench.network import execute
 
 
 def resources(spec: dict, mem_mb: int) -> dict:

@@ -15,7 +15,7 @@ import jsonschema
 import numpy as np
 
 from snnbench.config import RECORD_SCHEMA, load_schema
-from snnbench.simulators.base import PHASES
+from snnbench.network.simulators.base import PHASES
 
 SCHEMA_VERSION = 1
 
@@ -34,7 +34,7 @@ def new(spec: dict) -> dict:
 
 
 def merge_ranks(ranks: list[dict]) -> dict:
-    """Merge per-rank results (dicts as written by snnbench.simulate) into point figures."""
+    """Merge per-rank results (dicts as written by snnbench.network.simulate) into point figures."""
     if not ranks:
         raise ValueError("no rank results to merge")
     ranks = sorted(ranks, key=lambda r: r["rank"])

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from snnbench.config import schema_default
-from snnbench.simulators.base import PHASES
+from snnbench.network.simulators.base import PHASES
 from snnbench.table import read_points, write_table
 
 KEYS = [

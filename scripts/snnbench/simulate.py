@@ -1,86 +1,9 @@
-"""Run one scaling point in this process (one MPI rank): `python -m snnbench.simulate SPEC OUTDIR`.
+"""`python -m snnbench.simulate SPEC OUTDIR`: one rank of a network point without Snakemake (the
+network family's driver, snnbench.network.simulate; kept as the documented entry)."""
 
-Calls the backend's phases in order, times each call, and writes `rank<r>.json` (times,
-simulator timers, memory, counts) and `rank<r>.npz` (the rank's spikes) into OUTDIR. The
-parent process (`snnbench.execute`) merges the ranks into the point's record.
-"""
-
-from __future__ import annotations
-
-import json
-import os
-import socket
 import sys
-import time
-from pathlib import Path
 
-import numpy as np
-
-from snnbench import energy
-from snnbench.memory import process_mb
-from snnbench.simulators import get_backend
-from snnbench.simulators.base import PHASES
-
-
-def run(spec: dict, outdir: Path) -> Path:
-    backend = get_backend(spec["simulator"])(spec)
-    # Energy counters are read at every phase boundary, outside the timed calls.
-    meter = energy.Meter(*energy.machine_sensors(bool(spec["resources"].get("gpus"))))
-    phases_s, rss_mb, timers = {}, {}, {"start": {}}
-    for phase in PHASES:
-        meter.mark(phase)
-        start = time.perf_counter()
-        getattr(backend, phase)()
-        phases_s[phase] = time.perf_counter() - start
-        rss_mb[phase] = process_mb("VmRSS")
-        timers[phase] = backend.timers()
-    meter.mark("end")
-    phases_s = backend.phase_split(phases_s)
-    out = backend.output()
-
-    # The simulator's timers are cumulative; report what each phase added.
-    simulator_timers = {}
-    previous = {}
-    for phase in PHASES:
-        delta = {k: v - previous.get(k, 0.0) for k, v in timers[phase].items()}
-        simulator_timers[phase] = {k: v for k, v in delta.items() if v > 0}
-        previous = timers[phase]
-
-    outdir.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(outdir / f"rank{out.rank}.npz", senders=out.spike_senders, times_ms=out.spike_times_ms)
-    rank_record = {
-        "rank": out.rank,
-        "num_ranks": out.num_ranks,
-        "threads": out.threads,
-        "host": socket.gethostname(),
-        "phases_s": phases_s,
-        "rss_after_phase_mb": rss_mb,
-        "peak_rss_mb": process_mb("VmHWM"),
-        "simulator_timers_s": simulator_timers,
-        "local_synapses": out.local_synapses,
-        "population_first_ids": out.population_first_ids,
-        "local_spikes": int(out.spike_senders.size),
-        "spike_counter": out.spike_counter,
-        "energy": meter.report(),
-        "simulator_version": out.simulator_version,
-        "simulator_info": out.simulator_info,
-    }
-    path = outdir / f"rank{out.rank}.json"
-    path.write_text(json.dumps(rank_record, indent=1))
-    return path
-
-
-def main(argv: list[str]) -> None:
-    spec_path, outdir = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
-    run(spec, outdir)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if spec["resources"]["ranks"] == 1:
-        # Skip tearing down the network at interpreter exit (a measurable part of a point's
-        # overhead at large scales); MPI runs exit normally so that MPI is finalized.
-        os._exit(0)
-
+from snnbench.network.simulate import main
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -22,8 +22,9 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
-from snnbench import environments, pd14
-from snnbench.simulators.brian2.devices import PrerequisiteMissing, check_prerequisites
+from snnbench import environments
+from snnbench.network.models import pd14
+from snnbench.network.simulators.brian2.devices import PrerequisiteMissing, check_prerequisites
 
 BRIAN2_ENV = REPO / ".venv-brian2"
 GENN_ENV = REPO / ".venv-brian2genn"

@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 from conftest import REPO, experiment, run_first_point, validated
-from snnbench import compare, pd14
+from snnbench.network import compare
+from snnbench.network.models import pd14
 
 pytestmark = pytest.mark.slow
 SEEDS = (55, 56)
@@ -35,7 +36,7 @@ def reference(seed, tmp_path):
     out = tmp_path / "oracle.json"
     args = ["0.1", "0.1", "1", str(seed), str(T_PRESIM_MS), str(T_SIM_MS), str(out)]
     subprocess.run(
-        [sys.executable, "-m", "snnbench.oracle", *args],
+        [sys.executable, "-m", "snnbench.network.oracle", *args],
         check=True,
         capture_output=True,
         cwd=REPO,

@@ -17,7 +17,9 @@ import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import config as snnconfig
-from snnbench import environments, figures, pd14, simulators
+from snnbench import environments, figures
+from snnbench.network import simulators
+from snnbench.network.models import pd14
 
 ENV = {"OMP_NUM_THREADS": "1"}
 
@@ -68,7 +70,7 @@ def test_import_does_not_try_to_build_the_extension(tmp_path):
 COUNT = """
 import json, sys
 import nest
-from snnbench.simulators import get_backend
+from snnbench.network.simulators import get_backend
 spec = json.loads(sys.argv[1])
 backend = get_backend(spec["simulator"])(spec)
 for phase in ("setup", "create", "connect"):

@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
-from snnbench import figures, validation
+from snnbench import figures
 from snnbench.failed import failed_records
+from snnbench.network import validation
 
 pytestmark = pytest.mark.slow
 

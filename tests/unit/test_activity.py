@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from conftest import BOUNDS
-from snnbench import activity, pd14
+from snnbench.network import activity
+from snnbench.network.models import pd14
 
 SIZES = [100] * 8
 FIRST_IDS = [1 + 100 * i for i in range(8)]

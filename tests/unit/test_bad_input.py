@@ -12,8 +12,9 @@ import pytest
 import yaml
 from conftest import config_problems, experiment, snakemake, validated
 from snnbench import config as snnconfig
-from snnbench import config_check, jsonfile, validation_plan
+from snnbench import config_check, jsonfile
 from snnbench.failed import failed_records
+from snnbench.network import validation_plan
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from conftest import experiment, validated
 from snnbench import config as snnconfig
-from snnbench import families, pd14
-from snnbench.simulators import SIMULATORS, environment_for
-from snnbench.simulators.brian2.delays import binned_delay_steps, delay_bins
-from snnbench.simulators.brian2.network import draw_projections, initial_potentials, redraw_normal
+from snnbench import families
+from snnbench.network.models import pd14
+from snnbench.network.simulators import SIMULATORS, environment_for
+from snnbench.network.simulators.brian2.delays import binned_delay_steps, delay_bins
+from snnbench.network.simulators.brian2.network import draw_projections, initial_potentials, redraw_normal
 
 
 def gpus_of(spec: dict) -> int:
@@ -159,7 +160,7 @@ def comparison_points(brian2_l23e: list[float]):
 
 
 def test_rates_agree_with_nest_within_seed_spread():
-    from snnbench import compare
+    from snnbench.network import compare
 
     close = compare.add_agreement(comparison_points([1.05, 1.25, 1.15]))
     assert close.loc[close["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [True] * 3
@@ -179,8 +180,8 @@ def test_rates_agree_with_nest_within_seed_spread():
 def test_build_flags_name_only_environment_folders_with_headers_or_libraries(tmp_path, monkeypatch):
     """A pip environment's folders (Python's own files only) stay out of the generated makefile, so
     checkouts with equal environments share a build; a conda environment's stay in."""
-    from snnbench.simulators.brian2.build_cache import build_key
-    from snnbench.simulators.brian2.devices import DEVICES, environment_folders
+    from snnbench.network.simulators.brian2.build_cache import build_key
+    from snnbench.network.simulators.brian2.devices import DEVICES, environment_folders
 
     venv = tmp_path / "venv"
     (venv / "include" / "python3.13").mkdir(parents=True)

@@ -109,7 +109,7 @@ def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds(
 
 
 def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path, monkeypatch):
-    from snnbench.simulators import EnvironmentMissing, python_for
+    from snnbench.network.simulators import EnvironmentMissing, python_for
 
     spec = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
     name = builds.linked_name(spec["build"])

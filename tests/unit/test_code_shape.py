@@ -6,7 +6,12 @@ import re
 from conftest import REPO
 
 FAMILY_BRANCH = re.compile(r'(==|!=) *"(pd14|snn-training|snn-data)"|model_name|is_training|snn_training|snn_data')
-FAMILY_MODULES = ("scripts/snnbench/families/", "scripts/snnbench/training/", "scripts/snnbench/data/")
+FAMILY_MODULES = (
+    "scripts/snnbench/families/",
+    "scripts/snnbench/network/",
+    "scripts/snnbench/training/",
+    "scripts/snnbench/data/",
+)
 
 
 def code_files():

@@ -8,7 +8,7 @@ from conftest import REPO, SCHEMA, experiment, validated
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snnbench import config as snnconfig
-from snnbench.families.pd14 import fmt_scale
+from snnbench.network.family import fmt_scale
 
 
 @pytest.mark.parametrize(

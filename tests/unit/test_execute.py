@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import experiment, run_first_point, validated
 from snnbench import config as snnconfig
-from snnbench import environments, execute, simulators
+from snnbench import environments
+from snnbench.network import execute, simulators
 
 
 def run(command, tmp_path, limit=30.0):

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from conftest import BOUNDS
 from snnbench import config as snnconfig
-from snnbench import figures, table, validation_plan
+from snnbench import figures, table
 from snnbench.config import schema_default
 from snnbench.dev import synthetic
-from snnbench.simulators.base import PHASES
+from snnbench.network import validation_plan
+from snnbench.network.simulators.base import PHASES
 
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
 EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
@@ -258,7 +259,7 @@ def test_distributions_per_population(tables):
 
 
 def test_rates_by_simulator(data):
-    from snnbench import compare
+    from snnbench.network import compare
 
     _, ax = draw("rates_by_simulator", data)
     valid = data.points[data.points["valid"]]

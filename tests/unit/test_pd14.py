@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from snnbench import pd14
+from snnbench.network.models import pd14
 
 
 def test_psp_to_psc_gives_published_weight():

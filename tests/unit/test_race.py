@@ -10,7 +10,8 @@ import pytest
 import yaml
 from conftest import REPO, experiment, validated
 from snnbench import config as snnconfig
-from snnbench import energy, figures, race
+from snnbench import energy, figures
+from snnbench.network import race
 
 PRESETS = ["race-accuracy.yaml", "race-performance.yaml", "race-tiny.yaml"]
 

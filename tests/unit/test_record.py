@@ -6,7 +6,7 @@ import jsonschema
 import numpy as np
 import pytest
 from snnbench import record
-from snnbench.simulators.base import PHASES
+from snnbench.network.simulators.base import PHASES
 
 
 def rank(r, n, scale=1.0, rss=100.0):

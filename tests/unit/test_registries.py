@@ -9,7 +9,7 @@ from conftest import REPO, SCHEMA
 from snakemake.utils import validate
 from snnbench import config as snnconfig
 from snnbench import environments, families, paths
-from snnbench.simulators import SIMULATORS
+from snnbench.network.simulators import SIMULATORS
 from snnbench.training.spec import FRAMEWORKS
 
 

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from snnbench import pd14, validation, validation_plan
+from snnbench.network import validation, validation_plan
+from snnbench.network.models import pd14
 
 SIZE = 60
 FIRST_IDS = [1 + SIZE * i for i in range(8)]

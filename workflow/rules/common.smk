@@ -9,7 +9,8 @@ from snakemake.utils import validate
 
 from snnbench import build_env, builds, environments
 from snnbench import config as snnconfig
-from snnbench import config_check, families, figures, jsonfile, paths, unfinished, validation_plan
+from snnbench import config_check, families, figures, jsonfile, paths, unfinished
+from snnbench.network import validation_plan
 
 # Refused before any job, in a few lines naming the file, the key and what is allowed.
 CONFIG_FILES = ", ".join(map(str, workflow.configfiles)) or "no config file"

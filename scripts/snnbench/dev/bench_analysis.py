@@ -32,8 +32,9 @@ from pathlib import Path
 import yaml
 
 from snnbench import config as snnconfig
-from snnbench import table, validation_plan
+from snnbench import table
 from snnbench.dev import synthetic
+from snnbench.network import validation_plan
 
 GOAL_S = 10.0
 

@@ -3,13 +3,13 @@
     .venv/bin/python -m snnbench.dev.bench_brian2 [--reps N] [--scale S]
         [--indegree-scale K] [--threads T] [--t-presim MS] [--t-sim MS] [--seed SEED]
 
-Runs `python -m snnbench.simulate` (bare, no workflow) for NEST (.venv) and for `brian2-cpp`
+Runs `python -m snnbench.network.simulate` (bare, no workflow) for NEST (.venv) and for `brian2-cpp`
 (.venv-brian2) on the same spec, one seed per pair, alternating which goes first. Prints each
 pair's simulate-phase wall time and real-time factor, Brian2's build apart (code generation and
 compilation: the first pair compiles unless an earlier run left the build in the cache, later
 seeds reuse the binary), and the ratio of medians Brian2 / NEST for the simulate phase.
 Goal: Brian2's simulation RTF <= 2x NEST's on the same cores. Brian2's simulate phase is the
-binary's own timer (see snnbench.simulators.brian2_pd14); NEST's is the wall time of its Run call.
+binary's own timer (see snnbench.network.simulators.brian2_pd14); NEST's is the wall time of its Run call.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from snakemake.utils import validate
 
 from snnbench.config import CONFIG_SCHEMA, expand_points
 from snnbench.dev.benchkit import bench_config, interleaved_pairs, run_simulate
-from snnbench.simulators import EnvironmentMissing, python_for
+from snnbench.network.simulators import EnvironmentMissing, python_for
 
 GOAL_RATIO = 2.0
 SIMULATORS = ("nest", "brian2-cpp")

@@ -15,7 +15,7 @@ import yaml
 from snnbench import paths
 from snnbench.config import REPO, expand_points, time_limit_s
 from snnbench.dev.benchkit import COPY_IGNORE, GOAL_OVERHEAD_PCT, GOAL_OVERHEAD_S, run_checked, verdict
-from snnbench.execute import run_point
+from snnbench.network.execute import run_point
 
 
 def overhead_verdict(label: str, rows: list[dict]) -> str:
@@ -77,7 +77,9 @@ def bench_wrapper(config: dict, tmp: Path) -> list[str]:
         rows.append(
             {"seed": spec["seed"], "total": rec["phases_s"]["total"], "wall": rec["wall_time_s"], "extra": call_s}
         )
-    print("\n1a. Wrapper overhead per point: snnbench.execute.run_point (wall = record wall_time_s; call = whole call)")
+    print(
+        "\n1a. Wrapper overhead per point: snnbench.network.execute.run_point (wall = record wall_time_s; call = whole call)"
+    )
     print_overhead_table(rows, extra="call s")
     return [overhead_verdict("wrapper (record wall_time_s - phases total)", rows)]
 

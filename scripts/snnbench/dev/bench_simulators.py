@@ -10,7 +10,6 @@ from statistics import median
 
 import numpy as np
 
-from snnbench import activity, compare, pd14
 from snnbench.config import expand_points
 from snnbench.dev.benchkit import (
     GOAL_RATIO,
@@ -21,11 +20,13 @@ from snnbench.dev.benchkit import (
     run_simulate,
     verdict,
 )
-from snnbench.simulators.base import PHASES
+from snnbench.network import activity, compare
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import PHASES
 
 
 def run_ours(spec: dict, tmp: Path) -> dict:
-    """Our PD14 on NEST, bare: `python -m snnbench.simulate`, one fresh process."""
+    """Our PD14 on NEST, bare: `python -m snnbench.network.simulate`, one fresh process."""
     rank, _ = run_simulate(spec, tmp / f"ours-seed{spec['seed']}")
     return {
         "total": sum(rank["phases_s"][p] for p in PHASES),
@@ -35,12 +36,12 @@ def run_ours(spec: dict, tmp: Path) -> dict:
 
 
 def run_reference(spec: dict, tmp: Path) -> dict:
-    """INM-6's reference implementation with the same phases: `python -m snnbench.oracle`."""
+    """INM-6's reference implementation with the same phases: `python -m snnbench.network.oracle`."""
     point = tmp / f"reference-seed{spec['seed']}"
     point.mkdir()
     model, threads = spec["model"], spec["resources"]["threads_per_rank"]
     out = point / "oracle.json"
-    command = [sys.executable, "-m", "snnbench.oracle", model["neuron_scale"], model["indegree_scale"], threads]
+    command = [sys.executable, "-m", "snnbench.network.oracle", model["neuron_scale"], model["indegree_scale"], threads]
     command += [spec["seed"], model["t_presim_ms"], model["t_sim_ms"], out]
     run_checked(command, point / "oracle.log", env=child_env(threads))
     result = json.loads(out.read_text())

@@ -14,7 +14,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from snnbench.config import CONFIG_SCHEMA
-from snnbench.simulators import python_for
+from snnbench.network.simulators import python_for
 
 GOAL_OVERHEAD_S = 2.0
 GOAL_OVERHEAD_PCT = 5.0
@@ -70,13 +70,13 @@ def verdict(ok: bool) -> str:
 
 
 def run_simulate(spec: dict, point: Path) -> tuple[dict, Path]:
-    """One point, bare: `python -m snnbench.simulate` in a fresh process of the simulator's
+    """One point, bare: `python -m snnbench.network.simulate` in a fresh process of the simulator's
     environment. Returns rank 0's record and the folder with its spikes."""
     point.mkdir()
     spec_path = point / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
     threads = spec["resources"]["threads_per_rank"]
-    command = [python_for(spec), "-m", "snnbench.simulate", spec_path, point / "out"]
+    command = [python_for(spec), "-m", "snnbench.network.simulate", spec_path, point / "out"]
     run_checked(command, point / "simulate.log", env=child_env(threads))
     return json.loads((point / "out" / "rank0.json").read_text()), point / "out"
 

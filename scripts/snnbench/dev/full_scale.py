@@ -5,9 +5,9 @@ config/experiments/full-scale-local.yaml through the workflow (profiles/local), 
 
 prints, for each point of that experiment: synapses (counted against expected), peak memory per
 rank and in all (each rank's VmHWM) against the memory estimate the point asks SLURM for
-(snnbench.families.pd14.estimate_mem_mb, per node, times the nodes), construction and simulation
+(snnbench.network.family.estimate_mem_mb, per node, times the nodes), construction and simulation
 times, the real-time factor, and each population's rate against the published full-scale rates
-(snnbench.pd14.REFERENCE_RATES_HZ).
+(snnbench.network.models.pd14.REFERENCE_RATES_HZ).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import yaml
 
-from snnbench import families, pd14
-from snnbench.families.pd14 import estimate_mem_mb
+from snnbench import families
 from snnbench.jsonfile import read_json
+from snnbench.network.family import estimate_mem_mb
+from snnbench.network.models import pd14
 
 REPO = Path(__file__).resolve().parents[3]
 EXPERIMENT_FILE = REPO / "config/experiments/full-scale-local.yaml"

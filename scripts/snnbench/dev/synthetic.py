@@ -16,9 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from snnbench import config as snnconfig
-from snnbench import pd14, record, validation, validation_plan
+from snnbench import record
+from snnbench.network import validation, validation_plan
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import PHASES
 from snnbench.paths import point_benchmark
-from snnbench.simulators.base import PHASES
 
 # Relative cost of each phase at one VP (seconds per unit of neuron scale x in-degree scale) and
 # its serial share, for plausible-looking curves only.

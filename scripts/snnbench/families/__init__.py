@@ -14,7 +14,7 @@ from snnbench.families.base import Family
 
 # name -> "module:Class", imported on demand (a family's modules may need its own environment).
 FAMILIES = {
-    "pd14": "snnbench.families.pd14:PD14",
+    "pd14": "snnbench.network.family:PD14",
     "snn-training": "snnbench.families.training:Training",
     "snn-data": "snnbench.families.data:Data",
 }

@@ -15,7 +15,6 @@ Every panel works for any series: the series of a panel are the values of `data.
 snn-training). Failed points and invalid ones are kept out of the curves and drawn as red crosses.
 """
 
-from snnbench import pd14, validation
 from snnbench.figures import activity, comparison, data, performance, race, training
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS
 from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
@@ -41,6 +40,8 @@ from snnbench.figures.style import (
     lighter,
     style,
 )
+from snnbench.network import validation
+from snnbench.network.models import pd14
 
 __all__ = [
     "CONSTRUCTION",

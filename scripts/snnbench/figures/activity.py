@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from snnbench import pd14, validation
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import INVALID, colors
+from snnbench.network import validation
+from snnbench.network.models import pd14
 
 
 def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
@@ -79,7 +80,7 @@ def rates(ax, data: Data) -> None:
 def rates_by_simulator(ax, data: Data) -> None:
     import seaborn as sns
 
-    from snnbench import compare
+    from snnbench.network import compare
 
     long = rates_long(data.valid, [data.series])
     if long is None:

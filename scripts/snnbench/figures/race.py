@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from snnbench import race
 from snnbench.figures.axes import legend
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import colors
+from snnbench.network import race
 
 REFERENCE = {"color": "0.55", "s": 14, "zorder": 2, "linewidths": 0}
 RUN = {"marker": "*", "s": 70, "zorder": 5, "edgecolor": "black", "linewidths": 0.4}

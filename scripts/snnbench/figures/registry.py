@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from snnbench import validation
 from snnbench.figures.style import DOUBLE_COLUMN_IN, FONT_PT, ROW_HEIGHT_IN, SINGLE_COLUMN_IN, style
+from snnbench.network import validation
 
 
 @dataclass

@@ -11,8 +11,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from snnbench.network.simulators.brian2.devices import Device
 from snnbench.provenance import package_versions
-from snnbench.simulators.brian2.devices import Device
 
 # Where standalone builds are kept between points.
 CACHE_ENV = "SNNBENCH_BUILD_CACHE"

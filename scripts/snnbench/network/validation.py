@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from snnbench import pd14
 from snnbench.jsonfile import read_json
+from snnbench.network.models import pd14
 
 STATISTICS = ("rate", "cv_isi", "correlation")
 UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}

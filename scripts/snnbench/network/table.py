@@ -11,7 +11,9 @@ import functools
 import numpy as np
 import pandas as pd
 
-from snnbench import activity, builds, compare, pd14, race, validation
+from snnbench import builds
+from snnbench.network import activity, compare, race, validation
+from snnbench.network.models import pd14
 from snnbench.table import outcome_columns
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snnbench import pd14
+from snnbench.network.models import pd14
 
 
 def population_stats(

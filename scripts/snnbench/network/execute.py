@@ -20,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import activity, energy, pd14, race, record
+from snnbench import energy, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
-from snnbench.simulators import python_for
+from snnbench.network import activity, race
+from snnbench.network.models import pd14
+from snnbench.network.simulators import python_for
 
 
 class PointFailed(Exception):
@@ -95,7 +97,7 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
         python = python_for(spec)
     except EnvironmentMissing as missing:
         raise PointFailed(str(missing)) from None
-    return [*launcher, python, "-m", "snnbench.simulate", str(spec_path), str(rank_dir)]
+    return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
 
 
 def _hold_sigterm() -> None:

@@ -8,10 +8,10 @@
 - `brian2-cuda`: Brian2CUDA's cuda_standalone device.
 
 This module is the backend class, whose methods are the phases; the parts it uses live in
-`snnbench.simulators.brian2` by role (network drawing, delay binning, devices, build cache,
+`snnbench.network.simulators.brian2` by role (network drawing, delay binning, devices, build cache,
 the standalone binary's runs and timer marks).
 
-The network is PD14 from `snnbench.pd14`, built the way the NEST backend builds it: exponential-
+The network is PD14 from `snnbench.network.models.pd14`, built the way the NEST backend builds it: exponential-
 current LIF neurons (the equations below are iaf_psc_exp's), one NeuronGroup per population,
 a fixed total number of synapses per projection with sources and targets drawn with replacement,
 normal weights and delays redrawn (not clipped) until they have the right sign or reach dt,
@@ -41,14 +41,24 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from snnbench import pd14
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.brian2 import standalone_runs
+from snnbench.network.simulators.brian2.build_cache import claim_build_dir, newest_mtimes
+from snnbench.network.simulators.brian2.delays import (
+    DEFAULT_DELAY_BINS,
+    binned_delay_steps,
+    binning_summary,
+    delay_bins,
+)
+from snnbench.network.simulators.brian2.devices import (
+    DEVICES,
+    GpuMemoryPoller,
+    check_prerequisites,
+    use_standalone_device,
+)
+from snnbench.network.simulators.brian2.network import draw_projections, initial_potentials, projection_label
 from snnbench.provenance import package_versions
-from snnbench.simulators.base import Backend, RankOutput
-from snnbench.simulators.brian2 import standalone_runs
-from snnbench.simulators.brian2.build_cache import claim_build_dir, newest_mtimes
-from snnbench.simulators.brian2.delays import DEFAULT_DELAY_BINS, binned_delay_steps, binning_summary, delay_bins
-from snnbench.simulators.brian2.devices import DEVICES, GpuMemoryPoller, check_prerequisites, use_standalone_device
-from snnbench.simulators.brian2.network import draw_projections, initial_potentials, projection_label
 
 # iaf_psc_exp: exponential-current LIF neurons, integrated exactly.
 LIF_EQUATIONS = """

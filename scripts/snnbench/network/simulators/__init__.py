@@ -27,7 +27,7 @@ class Simulator:
 
 SIMULATORS = {
     "nest": Simulator(
-        "snnbench.simulators.nest:NestBackend",
+        "snnbench.network.simulators.nest:NestBackend",
         environment="nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
@@ -38,13 +38,13 @@ SIMULATORS = {
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
     ),
-    # Brian2's devices, one backend (snnbench.simulators.brian2_pd14); their pins conflict, so
+    # Brian2's devices, one backend (snnbench.network.simulators.brian2_pd14); their pins conflict, so
     # each family has an environment of its own.
-    "brian2-runtime": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
-    "brian2-cpp": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
-    "brian2-genn": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn", gpus=1),
-    "brian2-genn-cpu": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2genn"),
-    "brian2-cuda": Simulator("snnbench.simulators.brian2_pd14:Brian2Backend", environment="brian2cuda", gpus=1),
+    "brian2-runtime": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-cpp": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
+    "brian2-genn": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2genn", gpus=1),
+    "brian2-genn-cpu": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2genn"),
+    "brian2-cuda": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2cuda", gpus=1),
 }
 
 

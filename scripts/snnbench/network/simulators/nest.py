@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from snnbench import pd14
-from snnbench.simulators.base import Backend, RankOutput
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import Backend, RankOutput
 
 
 class NestBackend(Backend):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snnbench import pd14
+from snnbench.network.models import pd14
 
 
 def redraw_normal(rng: np.random.Generator, mean: float, sd: float, n: int, low: float, high: float) -> np.ndarray:

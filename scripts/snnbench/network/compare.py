@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from snnbench import pd14
+from snnbench.network.models import pd14
 
 REFERENCE = "nest"
 SAME_MODEL = ["experiment", "neuron_scale", "indegree_scale", "input", "t_presim_ms", "t_sim_ms"]

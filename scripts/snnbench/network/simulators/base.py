@@ -1,8 +1,8 @@
 """The interface every simulator backend implements.
 
-A backend builds and runs PD14 in phases; the driver (`snnbench.simulate`) times each phase
+A backend builds and runs PD14 in phases; the driver (`snnbench.network.simulate`) times each phase
 call from outside, so all simulators are timed the same way. Adding a simulator means adding
-one module with one `Backend` subclass and one entry in `snnbench.simulators.SIMULATORS`.
+one module with one `Backend` subclass and one entry in `snnbench.network.simulators.SIMULATORS`.
 """
 
 from __future__ import annotations

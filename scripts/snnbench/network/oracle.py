@@ -2,7 +2,7 @@
 the way snnbench runs its own: same scale, threads, seed, times and Poisson input, with the same
 phase boundaries, so synapse counts, rates and wall times can be compared.
 
-`python -m snnbench.oracle N_SCALE K_SCALE THREADS SEED T_PRESIM_MS T_SIM_MS OUT.json`
+`python -m snnbench.network.oracle N_SCALE K_SCALE THREADS SEED T_PRESIM_MS T_SIM_MS OUT.json`
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def run(neuron_scale, indegree_scale, threads, seed, t_presim_ms, t_sim_ms) -> d
     from microcircuit.sim_params import default_sim_dict
     from microcircuit.stimulus_params import default_stim_dict
 
-    from snnbench import activity, pd14
+    from snnbench.network import activity
+    from snnbench.network.models import pd14
 
     net_dict = dict(default_net_dict, N_scaling=neuron_scale, K_scaling=indegree_scale, bg_input_type="poisson")
     with tempfile.TemporaryDirectory() as data_path:

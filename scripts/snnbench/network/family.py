@@ -1,6 +1,6 @@
 """The PD14 family: the Potjans & Diesmann (2014) microcircuit on spiking network simulators.
 
-A point is one simulator x resource shape x model size x seed, run by snnbench.execute in the
+A point is one simulator x resource shape x model size x seed, run by snnbench.network.execute in the
 simulator's environment (an MPI job for several ranks). Its spikes are validated against a
 reference run (rules point_statistics, validate_point), so collect reads validation.json too.
 """
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import builds, pd14, race
+from snnbench import builds
 from snnbench.families.base import Family
-from snnbench.simulators import SIMULATORS
+from snnbench.network import race
+from snnbench.network.models import pd14
+from snnbench.network.simulators import SIMULATORS
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -153,13 +155,13 @@ class PD14(Family):
         ).strip()
 
     def environment(self, spec: dict) -> str:
-        from snnbench.simulators import environment_for
+        from snnbench.network.simulators import environment_for
 
         return environment_for(spec)
 
     def missing_environment(self, spec: dict) -> str | None:
         # PD14 points stop the workflow before any job: an MPI point of a simulator without MPI cannot run.
-        from snnbench.simulators import EnvironmentMissing, environment_for
+        from snnbench.network.simulators import EnvironmentMissing, environment_for
 
         try:
             environment_for(spec)
@@ -187,8 +189,8 @@ class PD14(Family):
 
     def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         from snnbench.config import time_limit_s
-        from snnbench.execute import run_point
         from snnbench.jsonfile import read_json
+        from snnbench.network.execute import run_point
 
         return run_point(
             spec_path=spec_path,
@@ -207,17 +209,17 @@ class PD14(Family):
         return [PACKAGE / "pd14.py", PACKAGE / "simulate.py", module, *helpers]
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-        from snnbench.pd14_table import point_row
+        from snnbench.network.table import point_row
 
         return point_row(rec, bounds, benchmark)
 
     def rank_rows(self, rec: dict) -> list[dict]:
-        from snnbench.pd14_table import rank_rows
+        from snnbench.network.table import rank_rows
 
         return rank_rows(rec)
 
     def finish_table(self, points, beside: list, tolerance: dict | None):
-        from snnbench.pd14_table import finish_table
+        from snnbench.network.table import finish_table
 
         validations = [(point, files["validation.json"]) for point, files in beside if "validation.json" in files]
         return finish_table(points, validations, tolerance)
@@ -294,7 +296,7 @@ INTERPRETER_MB = {"one rank": 155, "mpi": 55}
 NEURON_MB = 38e-3
 SYNAPSE_MB = 38e-6
 MEMORY_HEADROOM = 1.1  # the estimate lands 8-13 % above the measured peaks above (goal: 0-25 %)
-# The parent beside the ranks (snnbench.execute: Python, numpy, jsonschema; the record's
+# The parent beside the ranks (snnbench.network.execute: Python, numpy, jsonschema; the record's
 # memory.wrapper_peak_rss_mb, ~55-60 MB measured), once per job on the first node: SLURM limits the job's
 # processes together, and a tiny job measured 250 MB in all against 192 MB for its ranks.
 WRAPPER_MB = 60

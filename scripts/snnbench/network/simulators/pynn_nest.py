@@ -1,6 +1,6 @@
 """PD14 in PyNN 0.13 on NEST (simulator `pynn-nest`), threads and MPI ranks.
 
-The same network as `snnbench.simulators.nest` (both read `snnbench.pd14`), written with PyNN's
+The same network as `snnbench.network.simulators.nest` (both read `snnbench.network.models.pd14`), written with PyNN's
 portable API only, so that the same code would run on any PyNN back end: standard cell type
 IF_curr_exp, PyNN's FixedTotalNumberConnector, RandomDistribution for initial potentials,
 weights and delays, SpikeSourcePoisson for Poisson drive. Where PyNN makes the network differ
@@ -36,9 +36,9 @@ import warnings
 
 import numpy as np
 
-from snnbench import pd14
-from snnbench.simulators.base import Backend, RankOutput
-from snnbench.simulators.nest import NestBackend
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.nest import NestBackend
 
 # What the record says about PyNN's NEST extension when it is not loaded.
 EXTENSIONS_NOT_BUILT = (
