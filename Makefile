@@ -94,6 +94,7 @@ lint: env
 	$(VENV)/bin/snakefmt --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 
 format: env
 	$(VENV)/bin/snakefmt .

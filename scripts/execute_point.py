@@ -4,13 +4,17 @@ record, ok or failed (and the family's other outputs)."""
 from pathlib import Path
 
 from snnbench import families
+from snnbench.config import time_limit_s
 from snnbench.jsonfile import read_json
 
 spec_path = snakemake.input.spec  # noqa: F821 (provided by Snakemake)
-family = families.of_spec(read_json(spec_path))
-family.run_point(
+spec = read_json(spec_path)
+families.of_spec(spec).run_point(
+    spec=spec,
     spec_path=spec_path,
     outputs={Path(path).name: path for path in snakemake.output},  # noqa: F821
     log_path=snakemake.log[0],  # noqa: F821
     config=snakemake.config,  # noqa: F821
+    # From the config, not the spec: a changed limit must not make finished points rerun.
+    time_limit_s=time_limit_s(snakemake.config, spec),  # noqa: F821
 )

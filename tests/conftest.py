@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from snakemake.utils import validate
-from snnbench.config import schema_default
+from snnbench.schemas import schema_default
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench import paths, provenance, table
+from snnbench import collect, paths, provenance
 
 FORMAT = 1
 MANIFEST = "MANIFEST.json"
@@ -98,6 +98,6 @@ def read(archive: Path, dest: Path, bounds: dict, tolerance: dict | None, label:
         val = f"{point}/validation.json"
         benchmarks.append(dest / bench if bench in manifest["files"] else None)
         validations.append(dest / val if val in manifest["files"] else None)
-    points, _ = table.collect([dest / r for r in records], bounds, benchmarks, validations, tolerance)
+    points, _ = collect.collect([dest / r for r in records], bounds, benchmarks, validations, tolerance)
     points.insert(0, "source", label)
     return points

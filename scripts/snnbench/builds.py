@@ -139,19 +139,6 @@ def content(build: dict) -> dict:
     return {k: v for k, v in build.items() if k != "name"}
 
 
-def labels(config: dict, key: str) -> list[str]:
-    """The builds of a config's experiments whose environment has this key, e.g.
-    `nest@nest-3.9 (experiment nest-builds)`: how a failed build names itself."""
-    from snnbench import families
-
-    return sorted(
-        f"{label} (experiment {experiment['name']})"
-        for experiment in config["experiments"]
-        for label, build in families.of_experiment(experiment).builds(experiment)
-        if build["key"] == key
-    )
-
-
 def directory(build: dict) -> Path:
     return environments.cached(build["key"])
 
@@ -211,22 +198,21 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
     return []
 
 
-def check(where: str, experiment: dict) -> list[str]:
+def check(where: str, experiment: dict, packages: dict[str, str | None]) -> list[str]:
     """What the schema cannot say about an experiment's `builds`, each problem naming its key:
     a build with neither (or both of) pip and source, a requirement for another package, a source
-    path that is not a source tree, simulators that have no builds, MPI points without MPI builds."""
-    from snnbench.network.simulators import SIMULATORS
-
+    path that is not a source tree, simulators that have no builds, MPI points without MPI builds.
+    packages: simulator -> the package its builds replace (None: it has no builds)."""
     builds = experiment.get("builds")
     if not builds:
         return []
-    buildable = [name for name, sim in SIMULATORS.items() if sim.build_package]
+    buildable = [name for name, package in packages.items() if package]
     others = [s for s in experiment["simulators"] if s not in buildable]
     if others:
         return [
             f"{where}: builds: simulators {', '.join(others)} have no builds (builds are for {', '.join(buildable)})"
         ]
-    package = SIMULATORS[experiment["simulators"][0]].build_package
+    package = packages[experiment["simulators"][0]]
     problems = [p for name, build in builds.items() for p in _build_problems(where, name, build, package)]
     resources = experiment["resources"]
     if not problems and max(resources.get("nodes", [1])) * max(resources.get("ranks_per_node", [1])) > 1:

@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from snnbench import environments, record
+from snnbench import environments, record, supervise
 from snnbench.environments import EnvironmentMissing
-from snnbench.network import execute
 
 
 def resources(spec: dict, mem_mb: int) -> dict:
@@ -38,11 +37,11 @@ def run_child(module: str, environment: str, spec_path: Path, log_path: Path, ti
         try:
             python = environments.python(environment)
         except EnvironmentMissing as missing:
-            raise execute.PointFailed(str(missing)) from None
-        execute.run_child([python, "-m", module, str(spec_path), tmp], Path(log_path), time_limit_s, threads)
+            raise supervise.PointFailed(str(missing)) from None
+        supervise.run_child([python, "-m", module, str(spec_path), tmp], Path(log_path), time_limit_s, threads)
         result_path = Path(tmp) / "result.json"
         if not result_path.exists():
-            raise execute.PointFailed("the run wrote no result.json")
+            raise supervise.PointFailed("the run wrote no result.json")
         return json.loads(result_path.read_text())
 
 
@@ -57,12 +56,14 @@ def run_point(
     module: str,
     section: str,
     keys: tuple[str, ...],
+    spec: dict | None = None,
+    benchmark_files=(),
 ) -> dict:
     """The point's record: skipped (with the reason) without a child, else the child's result
     under `section` (its `keys`), ok, skipped by the child, or failed."""
     start = time.perf_counter()
-    spec = json.loads(Path(spec_path).read_text())
-    rec = record.new(spec)
+    spec = spec or json.loads(Path(spec_path).read_text())
+    rec = record.new(spec, list(benchmark_files))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     reason = skip_reason(spec)
     if reason is not None:
@@ -75,7 +76,7 @@ def run_point(
                 rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
             else:
                 rec["status"] = "ok"
-        except execute.PointFailed as failure:
+        except supervise.PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
     rec["wall_time_s"] = time.perf_counter() - start
     record.write(rec, Path(record_path))

@@ -8,36 +8,11 @@ family (snnbench.families) expands it.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from pathlib import Path
-
-import yaml
-
 from snnbench import families
-from snnbench.paths import CONFIG_SCHEMA, RECORD_SCHEMA, REPO  # noqa: F401 (re-exported)
 
 
 class ConfigError(ValueError):
     """A config that passed the schema but cannot be run; the message names the key."""
-
-
-def load_schema(path: Path) -> dict:
-    return yaml.safe_load(path.read_text())
-
-
-def schema_default(*keys: str):
-    """A default of the config schema (the one place defaults are written), e.g.
-    schema_default("regression", "tolerance")."""
-    node = load_schema(CONFIG_SCHEMA)
-    for key in keys:
-        node = node["properties"][key]
-    return node["default"]
-
-
-def canonical_hash(obj) -> str:
-    """Short stable hash of a JSON-able object (sorted keys)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def check(config: dict) -> None:
@@ -88,3 +63,14 @@ def time_limit_s(config: dict, spec: dict) -> float:
 def estimate_mem_mb(spec: dict) -> int:
     """Memory to request per node for a point (its family's estimate)."""
     return families.of_spec(spec).resources(spec, {})["mem_mb"]
+
+
+def build_labels(config: dict, key: str) -> list[str]:
+    """The uses of the environment with this key in a config's experiments, e.g.
+    `nest@nest-3.9 (experiment nest-builds)`: how a failed build names itself."""
+    return sorted(
+        f"{label} (experiment {experiment['name']})"
+        for experiment in config["experiments"]
+        for label, build in families.of_experiment(experiment).builds(experiment)
+        if build["key"] == key
+    )

@@ -60,7 +60,7 @@ def describe(error) -> str:
 
 def schema_problems(config: dict, schema: dict | None = None) -> list[str]:
     """One line per problem, the most relevant first (deepest in the experiment that fails)."""
-    from snnbench.config import load_schema
+    from snnbench.schemas import load_schema
 
     errors = list(_validator(schema or load_schema(CONFIG_SCHEMA)).iter_errors(config))
     if not errors:

@@ -12,7 +12,7 @@ from snnbench.jsonfile import DamagedFile, read_json
 def record_paths(results: Path) -> list[Path]:
     """Every record under results/, found with the point patterns of all families."""
     found = set()
-    for name in families.FAMILIES:
+    for name in families.names():
         found.update(results.glob(f"*/{families.get(name).point_glob()}/record.json"))
     return sorted(found)
 

@@ -12,7 +12,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from snnbench import gpu
+from snnbench import builds, gpu
+from snnbench.hashing import canonical_hash
 from snnbench.paths import REPO
 
 # Packages whose versions go into every record (where installed in the running environment).
@@ -35,14 +36,12 @@ def workflow_version() -> dict:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
-def benchmark_hash(spec: dict) -> str:
+def benchmark_hash(files: list[Path]) -> str:
     """Hash of the code that defines the benchmark (for PD14: model parameters, driver, backend;
     each family names its files): two records with the same hash ran the same benchmark,
     whatever the workflow commit."""
-    from snnbench import families
-
     digest = hashlib.sha256()
-    for f in families.of_spec(spec).benchmark_files(spec):
+    for f in files:
         if f.exists():
             digest.update(f.read_bytes())
     return digest.hexdigest()[:16]
@@ -107,17 +106,15 @@ def slurm() -> dict | None:
     return info
 
 
-def collect(spec: dict) -> dict:
+def collect(spec: dict, benchmark_files: list[Path]) -> dict:
     """Provenance of the machine and environment this process runs in."""
-    from snnbench import builds
-    from snnbench.config import canonical_hash
 
     build = builds.provenance(spec)
     return {
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
-        "benchmark_hash": benchmark_hash(spec),
+        "benchmark_hash": benchmark_hash(benchmark_files),
         "python": {"version": platform.python_version(), "executable": sys.executable},
         # A point of a build runs in the build's environment, not in this one: its packages.
         "packages": build_packages(build) if build else package_versions(),

@@ -1,8 +1,6 @@
-"""The per-point record: rank outputs merged into one self-describing JSON document.
-
-Aggregation rules (one place): a phase takes as long as its slowest rank; memory is summed over
-ranks (and the largest rank kept); synapses and spikes are summed. Each rank's own figures stay
-in `ranks` so nothing is lost by the aggregation.
+"""The per-point record, one self-describing JSON document for every family: a new one (failed
+until its run says otherwise, with provenance), checked against workflow/schemas/record.schema.yaml
+and written atomically. Each family fills in its body.
 """
 
 from __future__ import annotations
@@ -12,60 +10,23 @@ import os
 from pathlib import Path
 
 import jsonschema
-import numpy as np
 
-from snnbench.config import RECORD_SCHEMA, load_schema
-from snnbench.network.simulators.base import PHASES
+from snnbench import provenance
+from snnbench.schemas import RECORD_SCHEMA, load_schema
 
 SCHEMA_VERSION = 1
 
 
-def new(spec: dict) -> dict:
-    """A point's record before its run: failed until the run says otherwise, with provenance."""
-    from snnbench import provenance
-
+def new(spec: dict, benchmark_files: list[Path]) -> dict:
+    """A point's record before its run: failed until the run says otherwise, with provenance
+    (benchmark_files: the code that defines the benchmark, its family's)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "point": spec,
         "status": "failed",
         "failure": None,
-        "provenance": provenance.collect(spec),
+        "provenance": provenance.collect(spec, benchmark_files),
     }
-
-
-def merge_ranks(ranks: list[dict]) -> dict:
-    """Merge per-rank results (dicts as written by snnbench.network.simulate) into point figures."""
-    if not ranks:
-        raise ValueError("no rank results to merge")
-    ranks = sorted(ranks, key=lambda r: r["rank"])
-    expected = ranks[0]["num_ranks"]
-    if [r["rank"] for r in ranks] != list(range(expected)):
-        raise ValueError(f"expected ranks 0..{expected - 1}, got {[r['rank'] for r in ranks]}")
-    phases = {p: max(r["phases_s"][p] for r in ranks) for p in PHASES}
-    phases["total"] = max(sum(r["phases_s"][p] for p in PHASES) for r in ranks)
-    timers = {}
-    for phase in PHASES:
-        names = sorted({k for r in ranks for k in r["simulator_timers_s"].get(phase, {})})
-        timers[phase] = {k: max(r["simulator_timers_s"].get(phase, {}).get(k, 0.0) for r in ranks) for k in names}
-    peaks = [r["peak_rss_mb"] for r in ranks]
-    return {
-        "phases_s": phases,
-        "simulator_timers_s": timers,
-        "memory": {"peak_rss_mb_sum": float(sum(peaks)), "peak_rss_mb_max_rank": float(max(peaks))},
-        "num_synapses": int(sum(r["local_synapses"] for r in ranks)),
-        "hosts": sorted({r["host"] for r in ranks}),
-    }
-
-
-def merge_spikes(rank_files: list[Path]) -> tuple[np.ndarray, np.ndarray]:
-    senders, times = [], []
-    for f in rank_files:
-        with np.load(f) as data:
-            senders.append(data["senders"])
-            times.append(data["times_ms"])
-    if not senders:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
-    return np.concatenate(senders), np.concatenate(times)
 
 
 def validate(record: dict) -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench.config import schema_default
 from snnbench.network.simulators.base import PHASES
-from snnbench.table import read_points, write_table
+from snnbench.schemas import schema_default
+from snnbench.table import read_points, shapes, write_table
 
 KEYS = [
     "experiment",
@@ -96,12 +96,6 @@ def compare_builds(points: pd.DataFrame, baseline: str, current: str, tolerance:
             raise ValueError(f"no points of build {build!r} in the table; its builds: {', '.join(known) or 'none'}")
     ratios = compare(points[points["build"] == baseline], points[points["build"] == current], tolerance, KEYS)
     return ratios.assign(baseline_build=baseline, build=current)
-
-
-def shapes(ratios: pd.DataFrame) -> pd.Series:
-    """nodes x ranks per node x threads per rank of each row."""
-    parts = [ratios[k].astype(str) for k in ("nodes", "ranks_per_node", "threads_per_rank")]
-    return parts[0] + "x" + parts[1] + "x" + parts[2]
 
 
 def render(ratios: pd.DataFrame, tolerance: float) -> str:

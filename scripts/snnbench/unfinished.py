@@ -14,9 +14,10 @@ import os
 from collections.abc import Iterator
 
 from snnbench import families
+from snnbench.collect import collect_tables
 from snnbench.jsonfile import read_json
 from snnbench.paths import point_benchmark
-from snnbench.table import collect_tables, write_table
+from snnbench.table import write_table
 
 
 def write_tables(experiment_points: dict[str, list[str]], activity_check: dict, tolerance: dict) -> Iterator[str]:

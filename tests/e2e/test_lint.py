@@ -13,6 +13,8 @@ from conftest import REPO, VENV_BIN
         ["snakefmt", "--check", "."],
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "."],
+        # The layers, PD14 kept inside the network family, no import cycles (pyproject.toml).
+        ["lint-imports", "--no-cache"],
     ],
     ids=lambda c: " ".join(c),
 )

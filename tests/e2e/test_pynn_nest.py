@@ -70,9 +70,9 @@ def test_import_does_not_try_to_build_the_extension(tmp_path):
 COUNT = """
 import json, sys
 import nest
-from snnbench.network.simulators import get_backend
+from snnbench.network.simulators import get_builder
 spec = json.loads(sys.argv[1])
-backend = get_backend(spec["simulator"])(spec)
+backend = get_builder(spec["simulator"], spec["model_name"])(spec)
 for phase in ("setup", "create", "connect"):
     getattr(backend, phase)()
 nodes = [p.node_collection if spec["simulator"] == "pynn-nest" else p for p in backend.populations]

@@ -27,7 +27,7 @@ def trains(kind: str, rate_hz: float, duration_ms: float, rng) -> tuple[np.ndarr
 def test_poisson_trains_have_cv_one_and_right_rate():
     rng = np.random.default_rng(1)
     senders, times = trains("poisson", 20.0, 10_000.0, rng)
-    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 10_000.0)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 10_000.0, pd14.POPULATIONS)
     assert [row["population"] for row in stats] == list(pd14.POPULATIONS)
     assert [row["rate_hz"] for row in stats] == pytest.approx([20.0] * 8, rel=0.03)
     assert [row["cv_isi"] for row in stats] == pytest.approx([1.0] * 8, abs=0.05)
@@ -38,7 +38,7 @@ def test_poisson_trains_have_cv_one_and_right_rate():
 def test_regular_trains_are_implausible():
     rng = np.random.default_rng(2)
     senders, times = trains("regular", 10.0, 2_000.0, rng)
-    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 2_000.0)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 2_000.0, pd14.POPULATIONS)
     assert [row["cv_isi"] for row in stats] == pytest.approx([0.0] * 8, abs=1e-6)
     verdict = activity.verdict(stats, BOUNDS, None)
     assert verdict["plausible"] is False
@@ -49,7 +49,7 @@ def test_silent_and_saturated_populations_are_flagged():
     rng = np.random.default_rng(3)
     senders, times = trains("poisson", 80.0, 1_000.0, rng)
     keep = senders > 100  # L23E silent
-    stats = activity.population_stats(senders[keep], times[keep], FIRST_IDS, SIZES, 1_000.0)
+    stats = activity.population_stats(senders[keep], times[keep], FIRST_IDS, SIZES, 1_000.0, pd14.POPULATIONS)
     assert stats[0]["rate_hz"] == 0 and stats[0]["spikes"] == 0 and stats[0]["cv_isi"] is None
     problems = activity.verdict(stats, BOUNDS, None)["problems"]
     assert problems[0].startswith("L23E silent")
@@ -59,7 +59,7 @@ def test_silent_and_saturated_populations_are_flagged():
 def test_reference_distance():
     rng = np.random.default_rng(4)
     senders, times = trains("poisson", 5.0, 5_000.0, rng)
-    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 5_000.0)
+    stats = activity.population_stats(senders, times, FIRST_IDS, SIZES, 5_000.0, pd14.POPULATIONS)
     reference = ({p: 5.0 for p in pd14.POPULATIONS}, "test")
     ref = activity.verdict(stats, BOUNDS, reference)["reference"]
     assert ref["within_tolerance"] is True and ref["max_rel_deviation"] < 0.1

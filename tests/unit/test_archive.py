@@ -8,7 +8,7 @@ import tarfile
 
 import pandas as pd
 import pytest
-from snnbench import archive, regression, report, table
+from snnbench import archive, collect, regression, report
 from snnbench import config as snnconfig
 from snnbench.dev import synthetic
 from test_figures import BOUNDS, TOLERANCE
@@ -21,7 +21,7 @@ IMPLAUSIBLE = SPECS[2]["path"]
 
 def write(root, slow=1.0):
     paths = synthetic.write_experiment(root, EXPERIMENT, failed=[FAILED], implausible=[IMPLAUSIBLE], slow=slow)
-    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     return paths, points
 
 

@@ -194,4 +194,7 @@ def test_the_build_rule_sees_content_only_and_a_failure_names_every_use():
     (label, build), _ = families.get("pd14").builds(config["experiments"][0])
     assert label == "nest@nest-3.9" and "name" not in builds.content(build)
     assert builds.content(build)["key"] == build["key"]
-    assert builds.labels(config, build["key"]) == ["nest@again (experiment other)", "nest@nest-3.9 (experiment unit)"]
+    assert snnconfig.build_labels(config, build["key"]) == [
+        "nest@again (experiment other)",
+        "nest@nest-3.9 (experiment unit)",
+    ]

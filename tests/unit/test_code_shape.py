@@ -1,35 +1,15 @@
-"""The code's shape: no family branch outside the family modules, modules and functions small."""
+"""The code's shape: modules and functions small, test modules named apart. Which module may import
+which (no family outside its package, no cycles) is import-linter's: tests/e2e/test_lint.py."""
 
 import ast
-import re
 
 from conftest import REPO
-
-FAMILY_BRANCH = re.compile(r'(==|!=) *"(pd14|snn-training|snn-data)"|model_name|is_training|snn_training|snn_data')
-FAMILY_MODULES = (
-    "scripts/snnbench/families/",
-    "scripts/snnbench/network/",
-    "scripts/snnbench/training/",
-    "scripts/snnbench/data/",
-)
 
 
 def code_files():
     for path in [REPO / "Snakefile", *(REPO / "scripts").rglob("*.py"), *(REPO / "workflow").rglob("*.smk")]:
         if "egg-info" not in str(path):
             yield path, str(path.relative_to(REPO))
-
-
-def test_no_family_branch_outside_the_family_modules():
-    """The README's grep ("Adding a family"): only a family's own modules name it."""
-    found = [
-        f"{name}:{i}: {line.strip()}"
-        for path, name in code_files()
-        if not name.startswith(FAMILY_MODULES)
-        for i, line in enumerate(path.read_text().splitlines(), 1)
-        if FAMILY_BRANCH.search(line)
-    ]
-    assert found == []
 
 
 def test_modules_under_400_lines_and_functions_under_60():

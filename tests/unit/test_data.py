@@ -111,7 +111,7 @@ def test_synthetic_dataset_is_seeded_and_shd_shaped():
 def fake_record(strategy: str, framework: str, seed: int, later: float, status: str = "ok") -> dict:
     cfg = validated({**data_experiment(strategies=[strategy], models=[framework]), "seeds": [seed]})
     spec = snnconfig.expand_points(cfg["experiments"][0])[0]
-    rec = record.new(spec)
+    rec = record.new(spec, [])
     rec["status"], rec["wall_time_s"] = status, 1.0
     if status != "ok":
         rec["failure"] = {"reason": "no GPU: none here"}
@@ -170,7 +170,7 @@ def test_speedups_and_summary():
 def test_every_panel_draws_each_strategy(tmp_path):
     table = small_table()
     data = figures.Data(table, series=families.get("snn-data").series)
-    for name, panels in figures.data.FIGURES.items():
+    for name, panels in families.get("snn-data").figures({}).items():
         fig = figures.draw(panels, data, png=str(tmp_path / f"{name}.png"))
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
         ticks = " ".join(t.get_text() for ax in fig.axes for t in ax.get_xticklabels())
@@ -182,4 +182,4 @@ def test_every_panel_draws_each_strategy(tmp_path):
 
 def test_summary_names_its_family_figures():
     config = copy.deepcopy(validated(data_experiment()))
-    assert families.get("snn-data").figures(config) == figures.data.FIGURES
+    assert families.get("snn-data").figures(config) == families.get("snn-data").figures({})

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from conftest import experiment, run_first_point, validated
 from snnbench import config as snnconfig
-from snnbench import environments
+from snnbench import environments, supervise
 from snnbench.network import execute, simulators
 
 
 def run(command, tmp_path, limit=30.0):
     log = tmp_path / "run.log"
-    execute.run_child(command, log, limit, threads=1)
+    supervise.run_child(command, log, limit, threads=1)
     return log
 
 
@@ -27,14 +27,14 @@ def test_clean_exit(tmp_path):
 
 
 def test_crash_reports_exit_code_and_log_tail(tmp_path):
-    with pytest.raises(execute.PointFailed, match="exited with code 3") as failure:
+    with pytest.raises(supervise.PointFailed, match="exited with code 3") as failure:
         run([sys.executable, "-c", "import sys; print('boom: out of cheese'); sys.exit(3)"], tmp_path)
     assert "boom: out of cheese" in str(failure.value)
 
 
 def test_kill_is_reported_with_its_signal(tmp_path):
     code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
-    with pytest.raises(execute.PointFailed, match="killed by SIGKILL .*out-of-memory"):
+    with pytest.raises(supervise.PointFailed, match="killed by SIGKILL .*out-of-memory"):
         run([sys.executable, "-c", code], tmp_path)
 
 
@@ -45,7 +45,7 @@ def test_time_limit_kills_the_whole_process_group(tmp_path):
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
         "print(p.pid, flush=True); time.sleep(60)"
     )
-    with pytest.raises(execute.PointFailed, match="exceeded its time limit of 3 s"):
+    with pytest.raises(supervise.PointFailed, match="exceeded its time limit of 3 s"):
         run([sys.executable, "-c", code], tmp_path, limit=3.0)
     grandchild = int((tmp_path / "run.log").read_text().splitlines()[1])
     deadline = time.monotonic() + 5.0  # SIGKILL is delivered asynchronously
@@ -68,11 +68,11 @@ def test_multi_rank_point_without_mpi_fails_early(tmp_path, monkeypatch):
     spec = snnconfig.expand_points(
         validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))["experiments"][0]
     )[0]
-    with pytest.raises(execute.PointFailed, match="2-rank point needs an MPI launcher"):
+    with pytest.raises(supervise.PointFailed, match="2-rank point needs an MPI launcher"):
         execute.launch_command(spec, tmp_path / "spec.json", tmp_path)
     multi_node = dict(spec, resources=dict(spec["resources"], nodes=2, ranks=4))
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
-    with pytest.raises(execute.PointFailed, match="2-node point needs a SLURM allocation"):
+    with pytest.raises(supervise.PointFailed, match="2-node point needs a SLURM allocation"):
         execute.launch_command(multi_node, tmp_path / "spec.json", tmp_path)
 
 

@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import BOUNDS
+from snnbench import collect, families, figures
 from snnbench import config as snnconfig
-from snnbench import figures, table
-from snnbench.config import schema_default
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
+from snnbench.network.models import pd14
 from snnbench.network.simulators.base import PHASES
+from snnbench.schemas import schema_default
 
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
 EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
@@ -38,7 +39,7 @@ def tables(tmp_path_factory):
     paths = synthetic.write_experiment(
         root, EXPERIMENT, failed=[FAILED], implausible=[IMPLAUSIBLE], off_reference=[OFF_REFERENCE]
     )
-    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     points["path"] = points["path"].map(str)
     stats = [root / path / "stats.npz" for path in validation_plan.figure_points(SPECS)]
     return points, stats
@@ -197,7 +198,7 @@ def test_time_to_solution_shows_simulate_and_total(data):
 def test_weak_scaling_axis_names_model_size(tmp_path):
     exp = synthetic.experiment(name="weak", threads=(1, 2, 4), seeds=(1,), scaling="weak")
     paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
-    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     _, ax = draw("efficiency", figures.Data(points))
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1\nN=0.05", "2\nN=0.1", "4\nN=0.2"]
     xy = series_lines(ax)["nest"]
@@ -224,7 +225,7 @@ def test_rates_with_reference(data):
     assert reference[0].get_offsets()[0, 1] == pytest.approx(0.402)  # NEST example reference, L23E
     dots = sum(len(c.get_offsets()) for c in ax.collections if c.get_label() != "reference")
     assert dots == 8 * int((data.points["status"] == "ok").sum())  # every finished point, invalid ones too
-    assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(pd14.POPULATIONS)
 
 
 def test_rates_of_many_points_as_boxes(data):
@@ -250,7 +251,7 @@ def test_distributions_per_population(tables):
     implausible = data.distributions[(data.distributions["path"] == IMPLAUSIBLE)]
     medians_rate = implausible[implausible["statistic"] == "rate"].groupby("population")["value"].median()
     marked = next(c for c in ax.collections if c.get_label() == "invalid (median)").get_offsets()
-    expected = medians_rate.reindex(list(figures.pd14.POPULATIONS)).tolist()
+    expected = medians_rate.reindex(list(pd14.POPULATIONS)).tolist()
     assert list(np.asarray(marked)[:, 1]) == pytest.approx(expected)
     _, ax = draw("correlation_distribution", data)
     assert ax.get_ylabel() == "correlation coefficient"
@@ -267,12 +268,12 @@ def test_rates_by_simulator(data):
     bars = {label: [p.get_height() for p in c] for label, c in zip(labels, ax.containers, strict=True)}
     assert set(bars) == set(SERIES)
     for simulator, heights in bars.items():
-        rates = valid[valid["simulator"] == simulator][[f"rate_{p}_hz" for p in figures.pd14.POPULATIONS]]
+        rates = valid[valid["simulator"] == simulator][[f"rate_{p}_hz" for p in pd14.POPULATIONS]]
         assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
     verdict = compare.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
     word = "agrees" if verdict["brian2-cpp"] else "differs"
     assert ax.get_title(loc="right") == f"rates vs NEST within the seed spread: brian2-cpp: {word}"
-    assert [t.get_text() for t in ax.get_xticklabels()] == list(figures.pd14.POPULATIONS)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(pd14.POPULATIONS)
 
 
 def test_validation_distances(data):
@@ -337,7 +338,7 @@ def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
     exp = synthetic.experiment(name="grid", threads=(1, 2), seeds=(1, 2))
     exp["resources"]["ranks_per_node"] = [1, 2]
     paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
-    points, _ = table.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
+    points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     _, ax = draw("construction_propagation", figures.Data(points))
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert labels == ["1 (1x1x1)", "2 (1x1x2)", "2 (1x2x1)", "4 (1x2x2)"]
@@ -374,7 +375,7 @@ def test_style_is_seaborns_paper_ticks_without_importing_seaborn():
 
 
 def test_panel_names_are_unique_across_families():
-    training_panels = [p for panels in figures.training.FIGURES.values() for p in panels]
+    training_panels = [p for panels in families.get("snn-training").figures({}).values() for p in panels]
     assert len(training_panels) == len(set(training_panels)) and set(training_panels) <= set(figures.PANELS)
     pd14_panels = {p for p, spec in figures.PANELS.items() if not spec.draw.__module__.endswith(".training")}
     assert pd14_panels.isdisjoint(training_panels)

@@ -6,6 +6,7 @@ import jsonschema
 import numpy as np
 import pytest
 from snnbench import record
+from snnbench.network import ranks
 from snnbench.network.simulators.base import PHASES
 
 
@@ -28,7 +29,7 @@ def rank(r, n, scale=1.0, rss=100.0):
 
 
 def test_merge_takes_slowest_rank_and_sums_memory_and_synapses():
-    merged = record.merge_ranks([rank(1, 3, 2.0, 300.0), rank(0, 3, 1.0, 100.0), rank(2, 3, 0.5, 200.0)])
+    merged = ranks.merge_ranks([rank(1, 3, 2.0, 300.0), rank(0, 3, 1.0, 100.0), rank(2, 3, 0.5, 200.0)])
     assert merged["phases_s"]["simulate"] == 12.0  # rank 1: 2.0 * 6
     assert merged["phases_s"]["total"] == 2.0 * sum(range(1, 7))
     assert merged["memory"] == {"peak_rss_mb_sum": 600.0, "peak_rss_mb_max_rank": 300.0}
@@ -41,19 +42,19 @@ def test_merge_takes_slowest_rank_and_sums_memory_and_synapses():
 def test_total_is_slowest_rank_sum_not_sum_of_maxima():
     a, b = rank(0, 2), rank(1, 2)
     a["phases_s"]["connect"], b["phases_s"]["simulate"] = 10.0, 10.0
-    merged = record.merge_ranks([a, b])
+    merged = ranks.merge_ranks([a, b])
     assert merged["phases_s"]["total"] == pytest.approx(21 - 3 + 10)  # not 21 - 3 - 6 + 20
 
 
 def test_missing_rank_is_an_error():
     with pytest.raises(ValueError, match="expected ranks 0..2"):
-        record.merge_ranks([rank(0, 3), rank(2, 3)])
+        ranks.merge_ranks([rank(0, 3), rank(2, 3)])
 
 
 def test_merge_spikes(tmp_path):
     for r in range(2):
         np.savez(tmp_path / f"rank{r}.npz", senders=np.array([r + 1, r + 3]), times_ms=np.array([1.0, 2.0]))
-    senders, times = record.merge_spikes(sorted(tmp_path.glob("*.npz")))
+    senders, times = ranks.merge_spikes(sorted(tmp_path.glob("*.npz")))
     assert sorted(senders.tolist()) == [1, 2, 3, 4] and times.size == 4
 
 

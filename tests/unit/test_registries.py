@@ -33,7 +33,7 @@ def test_schema_frameworks_are_the_registry():
 
 
 def test_schema_models_are_the_families():
-    assert sorted(schema()["$defs"]["experiment"]["properties"]["model"]["enum"]) == sorted(families.FAMILIES)
+    assert sorted(schema()["$defs"]["experiment"]["properties"]["model"]["enum"]) == sorted(families.names())
     assert schema()["$defs"]["experiment"]["properties"]["model"]["default"] == families.DEFAULT
 
 
@@ -53,7 +53,7 @@ def test_every_family_has_its_schema_block():
     while "if" in node:
         families_in_schema.append(node["if"]["properties"]["model"]["const"])
         node = node["else"]
-    assert sorted([*families_in_schema, families.DEFAULT]) == sorted(families.FAMILIES)
+    assert sorted([*families_in_schema, families.DEFAULT]) == sorted(families.names())
 
 
 def test_every_environment_named_has_its_file():

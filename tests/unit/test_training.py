@@ -12,8 +12,8 @@ import pytest
 from conftest import SCHEMA, experiment, validated
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
+from snnbench import collect, families, gpu, record
 from snnbench import config as snnconfig
-from snnbench import gpu, record, table
 from snnbench.figures import training as training_figures
 from snnbench.training import equivalence, sanity
 from snnbench.training import execute as training_execute
@@ -110,7 +110,7 @@ def test_cuda_point_without_gpu_is_recorded_as_skipped(tmp_path):
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     rec = training_execute.run_point(tmp_path / "spec.json", tmp_path / "record.json", tmp_path / "log", 60)
     assert rec["status"] == "skipped" and rec["failure"]["reason"].startswith("no GPU")
-    row = table.point_row(json.loads((tmp_path / "record.json").read_text()), {})
+    row = collect.point_row(json.loads((tmp_path / "record.json").read_text()), {})
     assert row["status"] == "skipped" and not row["valid"] and row["failure_reason"].startswith("no GPU")
 
 
@@ -192,7 +192,7 @@ def test_training_record_schema_and_row(tmp_path):
         },
     }
     record.validate(rec)
-    row = table.point_row(rec, {})
+    row = collect.point_row(rec, {})
     assert row["framework"] == "torch" and row["step_median_s"] == 0.1 and row["compile_s"] == 0.3 and row["valid"]
     bad = copy.deepcopy(rec)
     del bad["training"]["timing"]
@@ -229,12 +229,12 @@ def test_training_figures_are_panels_of_the_one_registry(tmp_path):
 
     points = training_points()
     data = figures.Data(points, series="framework")
-    for name, panels in training_figures.FIGURES.items():
+    for name, panels in families.get("snn-training").figures({}).items():
         assert all(p in figures.PANELS for p in panels), name
         fig = figures.draw(panels, data, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf", title="train")
         assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG" and fig.dpi > 0
         assert figures.caption(panels)  # the rule's report caption comes from the panels
-    time_fig = figures.draw(training_figures.FIGURES["training_time"], data)
+    time_fig = figures.draw(families.get("snn-training").figures({})["training_time"], data)
     forward = time_fig.axes[0]
     labels = [t.get_text() for t in forward.get_legend().get_texts()]
     assert labels == ["snntorch", "torch", "torch (x[t])", "FLOP bound", "fails sanity check"]
@@ -253,7 +253,7 @@ def test_training_panels_say_when_nothing_ran():
     from snnbench import figures
 
     data = figures.Data(training_points().assign(status="failed", valid=False), series="framework")
-    fig = figures.draw(training_figures.FIGURES["training_memory"], data)
+    fig = figures.draw(families.get("snn-training").figures({})["training_memory"], data)
     assert [ax.texts[0].get_text() for ax in fig.axes] == ["no cpu points", "no cuda points"]
     loop = figures.draw(["training_time_loop"], data)
     assert loop.axes[0].texts[0].get_text() == "no time_loop 'index' points in this experiment"

@@ -33,7 +33,9 @@ def network(rate_hz, duration_ms, seed, identical=False):
 
 def stats_of(rate_hz=10.0, duration_ms=20_000.0, seed=1, identical=False, neurons=40):
     senders, times = network(rate_hz, duration_ms, seed, identical)
-    return validation.spike_statistics(senders, times, FIRST_IDS, SIZES, 0.0, duration_ms, neurons, 2.0)
+    return validation.spike_statistics(
+        senders, times, FIRST_IDS, SIZES, 0.0, duration_ms, neurons, 2.0, populations=pd14.POPULATIONS
+    )
 
 
 def test_poisson_trains_rate_and_cv_one():
@@ -52,7 +54,9 @@ def test_regular_trains_have_cv_zero():
     duration = 5000.0
     senders = np.repeat(np.arange(1, 8 * SIZE + 1), 50)
     times = np.tile(np.arange(50) * 100.0 + 3.0, 8 * SIZE)
-    stats = validation.spike_statistics(senders, times, FIRST_IDS, SIZES, 0.0, duration, 10, 2.0)
+    stats = validation.spike_statistics(
+        senders, times, FIRST_IDS, SIZES, 0.0, duration, 10, 2.0, populations=pd14.POPULATIONS
+    )
     assert np.allclose(stats["L4E"]["cv_isi"], 0.0)
     assert np.allclose(stats["L4E"]["rate"], 10.0)
 
@@ -66,7 +70,9 @@ def test_identical_trains_correlate_perfectly():
 def test_silent_neurons_count_in_rates_not_in_cv_or_correlations():
     senders, times = network(10.0, 5000.0, seed=3)
     keep = ~np.isin(senders, np.arange(1, 11))  # the first 10 neurons of L23E are silent
-    stats = validation.spike_statistics(senders[keep], times[keep], FIRST_IDS, SIZES, 0.0, 5000.0, 20, 2.0)
+    stats = validation.spike_statistics(
+        senders[keep], times[keep], FIRST_IDS, SIZES, 0.0, 5000.0, 20, 2.0, populations=pd14.POPULATIONS
+    )
     assert stats["L23E"]["rate"].size == 20 and np.count_nonzero(stats["L23E"]["rate"] == 0) == 10
     assert stats["L23E"]["cv_isi"].size == 10
     assert stats["L23E"]["correlation"].size == 45 and int(stats["L23E"]["correlation_neurons"]) == 10
@@ -75,7 +81,9 @@ def test_silent_neurons_count_in_rates_not_in_cv_or_correlations():
 def test_small_population_uses_all_its_neurons():
     senders, times = network(10.0, 2000.0, seed=4)
     sizes = [SIZE] * 7 + [5]
-    stats = validation.spike_statistics(senders, times, FIRST_IDS, sizes, 0.0, 2000.0, 40, 2.0)
+    stats = validation.spike_statistics(
+        senders, times, FIRST_IDS, sizes, 0.0, 2000.0, 40, 2.0, populations=pd14.POPULATIONS
+    )
     assert stats["L6I"]["rate"].size == 5 and stats["L6E"]["rate"].size == 40
 
 

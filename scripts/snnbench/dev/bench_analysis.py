@@ -31,10 +31,11 @@ from pathlib import Path
 
 import yaml
 
+from snnbench import collect, table
 from snnbench import config as snnconfig
-from snnbench import table
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
+from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_S = 10.0
 
@@ -52,7 +53,7 @@ def defaults() -> dict:
     from snakemake.utils import validate
 
     config = yaml.safe_load((snnconfig.REPO / "config" / "config.yaml").read_text())
-    validate(config, str(snnconfig.CONFIG_SCHEMA))
+    validate(config, str(CONFIG_SCHEMA))
     return config
 
 
@@ -83,7 +84,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
     for _ in range(reps):
         cpu = time.process_time()
         start = time.perf_counter()
-        points, ranks, long = table.collect_tables(
+        points, ranks, long = collect.collect_tables(
             paths["records"], config["activity_check"], paths["benchmarks"], paths["validations"], tolerance
         )
         for name, frame in (("points", points), ("ranks", ranks), ("validation", long)):  # as collect_tables.py

@@ -23,9 +23,10 @@ from statistics import median
 
 from snakemake.utils import validate
 
-from snnbench.config import CONFIG_SCHEMA, expand_points
+from snnbench.config import expand_points
 from snnbench.dev.benchkit import bench_config, interleaved_pairs, run_simulate
 from snnbench.network.simulators import EnvironmentMissing, python_for
+from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_RATIO = 2.0
 SIMULATORS = ("nest", "brian2-cpp")

@@ -77,9 +77,7 @@ def bench_wrapper(config: dict, tmp: Path) -> list[str]:
         rows.append(
             {"seed": spec["seed"], "total": rec["phases_s"]["total"], "wall": rec["wall_time_s"], "extra": call_s}
         )
-    print(
-        "\n1a. Wrapper overhead per point: snnbench.network.execute.run_point (wall = record wall_time_s; call = whole call)"
-    )
+    print("\n1a. Wrapper overhead per point: network.execute.run_point (wall = record wall_time_s; call = whole call)")
     print_overhead_table(rows, extra="call s")
     return [overhead_verdict("wrapper (record wall_time_s - phases total)", rows)]
 

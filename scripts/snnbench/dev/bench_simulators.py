@@ -105,7 +105,12 @@ def run_front_end(spec: dict, tmp: Path) -> dict:
     spikes = np.load(out / "rank0.npz")
     net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
     stats = activity.population_stats(
-        spikes["senders"], spikes["times_ms"], rank["population_first_ids"], net.num_neurons.tolist(), model["t_sim_ms"]
+        spikes["senders"],
+        spikes["times_ms"],
+        rank["population_first_ids"],
+        net.num_neurons.tolist(),
+        model["t_sim_ms"],
+        pd14.POPULATIONS,
     )
     phases = dict(rank["phases_s"], total=sum(rank["phases_s"][p] for p in PHASES))
     return {"phases": phases, "synapses": rank["local_synapses"], "rates": [row["rate_hz"] for row in stats]}

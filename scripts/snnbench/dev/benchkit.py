@@ -13,8 +13,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from snnbench.config import CONFIG_SCHEMA
 from snnbench.network.simulators import python_for
+from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_OVERHEAD_S = 2.0
 GOAL_OVERHEAD_PCT = 5.0

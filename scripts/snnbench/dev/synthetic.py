@@ -17,6 +17,7 @@ import numpy as np
 
 from snnbench import config as snnconfig
 from snnbench import record
+from snnbench.hashing import canonical_hash
 from snnbench.network import validation, validation_plan
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import PHASES
@@ -102,7 +103,7 @@ def make_record(spec: dict, rng, status="ok", silent: str | None = None, slow: f
     model = spec["model"]
     net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
     prov = {
-        "spec_hash": snnconfig.canonical_hash(spec),
+        "spec_hash": canonical_hash(spec),
         **copy.deepcopy(SYNTHETIC_PROVENANCE),
         "packages": {"numpy": np.__version__},
     }

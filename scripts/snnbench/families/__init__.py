@@ -14,10 +14,13 @@ from snnbench.families.base import Family
 
 # name -> "module:Class", imported on demand (a family's modules may need its own environment).
 FAMILIES = {
-    "pd14": "snnbench.network.family:PD14",
-    "snn-training": "snnbench.families.training:Training",
-    "snn-data": "snnbench.families.data:Data",
+    "snn-training": "snnbench.training.family:Training",
+    "snn-data": "snnbench.data.family:Data",
 }
+# Every other name is a network model (snnbench.network.models): the network family runs it, one
+# family object per model.
+NETWORK = "snnbench.network.family:Network"
+NETWORK_MODELS = "snnbench.network.models"
 DEFAULT = "pd14"  # the family of an experiment that names no `model` (the schema's default too)
 
 
@@ -25,12 +28,20 @@ class UnknownFamily(ValueError):
     """A record or experiment names no known family."""
 
 
+def names() -> list[str]:
+    """Every `model` an experiment may name: the network models, then the other families."""
+    return [*importlib.import_module(NETWORK_MODELS).names(), *FAMILIES]
+
+
 @cache
 def get(name: str) -> Family:
-    if name not in FAMILIES:
-        raise UnknownFamily(f"unknown benchmark family (model) {name!r}; known: {', '.join(FAMILIES)}")
-    module, cls = FAMILIES[name].split(":")
-    return getattr(importlib.import_module(module), cls)()
+    if name in FAMILIES:
+        module, cls = FAMILIES[name].split(":")
+        return getattr(importlib.import_module(module), cls)()
+    if name not in names():
+        raise UnknownFamily(f"unknown benchmark family (model) {name!r}; known: {', '.join(names())}")
+    module, cls = NETWORK.split(":")
+    return getattr(importlib.import_module(module), cls)(name)
 
 
 def of_experiment(experiment: dict) -> Family:

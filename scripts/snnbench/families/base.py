@@ -76,8 +76,9 @@ class Family:
         """threads, mem_mb, nodes, tasks (in all) or tasks_per_node, cpus_per_task, mpi, gpu."""
         raise NotImplementedError
 
-    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        """Run the point in a child process and write its record (and other outputs), whatever happens."""
+    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
+        """Run the point (spec: spec_path's content) in a child process, killed after time_limit_s, and
+        write its record (and other outputs), whatever happens. Returns the record."""
         raise NotImplementedError
 
     def benchmark_files(self, spec: dict) -> list[Path]:

@@ -41,7 +41,6 @@ from snnbench.figures.style import (
     style,
 )
 from snnbench.network import validation
-from snnbench.network.models import pd14
 
 __all__ = [
     "CONSTRUCTION",
@@ -69,7 +68,6 @@ __all__ = [
     "load_distributions",
     "needs_distributions",
     "panel",
-    "pd14",
     "performance",
     "race",
     "style",

@@ -12,13 +12,18 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import INVALID, colors
-from snnbench.network import validation
-from snnbench.network.models import pd14
+from snnbench.network import models, validation
+
+
+def network_model(points: pd.DataFrame):
+    """The network model of a table's points (its model_name column; tables made before it: PD14)."""
+    names = points["model_name"].dropna().unique() if "model_name" in points else []
+    return models.get(names[0] if len(names) else "pd14")
 
 
 def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
     """One row per point and population (columns `keep`, population, rate); None without rates."""
-    cols = [f"rate_{p}_hz" for p in pd14.POPULATIONS]
+    cols = [f"rate_{p}_hz" for p in network_model(points).populations]
     if points.empty or not set(cols) <= set(points.columns):
         return None
     long = points.melt(id_vars=keep, value_vars=cols, var_name="population", value_name="rate")
@@ -41,7 +46,8 @@ def rates(ax, data: Data) -> None:
         no_data(ax, "no recorded rates")
         return
     good, bad = long[long["valid"].astype(bool)], long[~long["valid"].astype(bool)]
-    order = list(pd14.POPULATIONS)
+    model = network_model(done)
+    order = list(model.populations)
     if len(done) <= MAX_DOTS:
         if not good.empty:
             sns.stripplot(good, x="population", y="rate", hue=hue, dodge=True, size=2.5, ax=ax, order=order)
@@ -54,12 +60,12 @@ def rates(ax, data: Data) -> None:
             med = bad.groupby("population")["rate"].median().reindex(order)
             ax.scatter(range(len(order)), med, label="invalid (median)", **INVALID)
     first = done.iloc[0]
-    reference = pd14.reference_rates(first["neuron_scale"], first["indegree_scale"], first["input"])
+    reference = model.reference_rates(first)
     if reference is not None:
         ref_rates, _ = reference
         ax.scatter(
-            range(len(pd14.POPULATIONS)),
-            [ref_rates[p] for p in pd14.POPULATIONS],
+            range(len(order)),
+            [ref_rates[p] for p in order],
             marker="_",
             s=120,
             color="black",
@@ -94,7 +100,7 @@ def rates_by_simulator(ax, data: Data) -> None:
         palette=colors(data.points[data.series]),
         errorbar=ERRORBAR,
         err_kws={"linewidth": 0.8},
-        order=list(pd14.POPULATIONS),
+        order=list(network_model(data.points).populations),
         ax=ax,
     )
     table = compare.agreement(data.points)
@@ -124,7 +130,7 @@ def _distribution(ax, data: Data, statistic: str, label: str) -> None:
         y="value",
         hue=hue,
         hue_order=order,
-        order=list(pd14.POPULATIONS),
+        order=list(network_model(data.points).populations),
         palette=colors(order),
         fliersize=0,
         whis=(5, 95),
@@ -133,7 +139,7 @@ def _distribution(ax, data: Data, statistic: str, label: str) -> None:
     )
     invalid = sub[~sub["valid"].astype(bool)]
     if not invalid.empty:
-        med = invalid.groupby("population")["value"].median().reindex(list(pd14.POPULATIONS))
+        med = invalid.groupby("population")["value"].median().reindex(list(network_model(data.points).populations))
         ax.scatter(range(len(med)), med, label="invalid (median)", **INVALID)
     ax.set_xlabel("population")
     ax.set_ylabel(label)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.style import DOUBLE_COLUMN_IN, ROW_HEIGHT_IN, colors, style
-from snnbench.regression import shapes
+from snnbench.table import shapes
 
 CHANGE_MARK = {"slower": ("^", "#d62728"), "faster": ("v", "#0173b2")}
 

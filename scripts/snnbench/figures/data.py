@@ -24,12 +24,6 @@ PARTS = {"load": "loading (waiting for the batch)", "copy": "host -> device copy
 VARIANTS = ("tensors", "workers", "pin_memory", "prefetch_factor", "batch", "device", "dataset")
 CONFIG_KEYS = ("dataset", "framework", "device", "batch", "tensors", "workers", "pin_memory", "prefetch_factor")
 
-FIGURES: dict[str, list[str]] = {
-    "data_epoch_time": ["data_epoch_parts", "data_first_epoch_parts"],
-    "data_speedup": ["data_speedup", "data_not_run"],
-    "data_cache": ["data_cache_footprint"],
-}
-
 
 def labels(points: pd.DataFrame) -> pd.Series:
     """Strategy, with the loader settings that vary in this table (e.g. 'disk sparse w2')."""

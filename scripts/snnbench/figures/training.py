@@ -30,19 +30,6 @@ REFERENCE_2023_SETUP = {"T": 500, "batch": 10}
 NOT_RUN_SHOWN = 12  # reasons listed at most
 
 # The family's figures: name -> panels (results/{experiment}/figures/{name}.png and .pdf).
-FIGURES: dict[str, list[str]] = {
-    "training_time": [
-        "training_forward_time",
-        "training_backward_time",
-        "training_step_time",
-        "training_warmup",
-        "training_not_run",
-    ],
-    "training_spike_rate": ["training_spike_rate"],
-    "training_memory": ["training_memory_cpu", "training_memory_cuda"],
-    "training_time_loop": ["training_time_loop"],
-    "training_published_2023": ["training_published_2023_forward", "training_published_2023_backward"],
-}
 
 
 def read_reference_2023() -> pd.DataFrame:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from snnbench.network.models import pd14
-
 
 def population_stats(
     senders: np.ndarray,
@@ -17,9 +15,10 @@ def population_stats(
     first_ids: list[int],
     sizes: list[int],
     duration_ms: float,
+    populations: tuple[str, ...],
 ) -> list[dict]:
-    """Per population: spike count, mean rate (spikes/s), and the mean ISI coefficient of
-    variation over neurons with at least three spikes (and how many such neurons there are).
+    """Per population (named in order by `populations`): spike count, mean rate (spikes/s), and the
+    mean ISI coefficient of variation over neurons with at least three spikes (and how many such neurons there are).
 
     Plain numpy (no pandas): this runs in every execute job, where an import costs overhead.
     """
@@ -43,7 +42,7 @@ def population_stats(
 
     counts = np.bincount(population, minlength=len(first))
     stats = []
-    for i, name in enumerate(pd14.POPULATIONS[: len(first)]):
+    for i, name in enumerate(populations[: len(first)]):
         cvs = cv[cv_population == i]
         stats.append(
             {

@@ -12,8 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from snnbench.network.models import pd14
-
 REFERENCE = "nest"
 SAME_MODEL = ["experiment", "neuron_scale", "indegree_scale", "input", "t_presim_ms", "t_sim_ms"]
 MIN_SEEDS = 2  # a spread needs at least two seeds on each side
@@ -33,7 +31,8 @@ def rates_agree(reference: np.ndarray, other: np.ndarray) -> dict[str, np.ndarra
 
 
 def rate_columns(points: pd.DataFrame) -> list[str]:
-    return [c for c in (f"rate_{p}_hz" for p in pd14.POPULATIONS) if c in points]
+    """The per-population rate columns (rate_<population>_hz, in the model's order) with values."""
+    return [c for c in points.columns if c.startswith("rate_") and c.endswith("_hz") and points[c].notna().any()]
 
 
 def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:

@@ -9,11 +9,11 @@ point counts as not run and is redone when the workflow resumes.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,46 +23,18 @@ import numpy as np
 from snnbench import energy, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
-from snnbench.network import activity, race
-from snnbench.network.models import pd14
+from snnbench.network import activity, models, race
+from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
-
-
-class PointFailed(Exception):
-    """The run did not produce a result; the message is the reason recorded."""
-
-
-class Terminated(Exception):
-    """This process got SIGINT/SIGTERM: the workflow is interrupted or the job cancelled."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def in_slurm_job() -> bool:
-    return "SLURM_JOB_ID" in os.environ
-
-
-def slurm_stop_reason(wait_s: float = 5.0) -> str:
-    """Why SLURM stops this job, from its accounting (sacct's state: NODE_FAIL, "CANCELLED by 0",
-    TIMEOUT). The controller signals the job before the accounting hears of it: asked again until
-    the state is final or wait_s have passed (SLURM's SIGKILL follows KillWait, 30 s by default)."""
-    deadline, state = time.monotonic() + wait_s, None
-    while True:
-        try:
-            command = ["sacct", "-X", "-n", "-P", "-j", os.environ["SLURM_JOB_ID"], "-o", "State"]
-            state = subprocess.run(command, capture_output=True, text=True, timeout=5).stdout.strip() or state
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        if (state and not state.startswith(("RUNNING", "COMPLETING"))) or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    if not state or state.startswith(("RUNNING", "COMPLETING")):
-        return "job cancelled, out of time or a node lost"
-    if state.startswith("NODE_FAIL"):
-        return f"job state {state}: a node of the job was lost"
-    return f"job state {state}"
+from snnbench.supervise import (
+    PointFailed,
+    Terminated,
+    hold_sigterm,
+    in_slurm_job,
+    run_child,
+    sigterm_follows,
+    slurm_stop_reason,
+)
 
 
 def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
@@ -100,78 +72,37 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
     return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
 
 
-def _hold_sigterm() -> None:
-    """Inside a SLURM job, once the run has ended: SLURM stopping the job signals all its processes,
-    maybe more than once, and SIGKILLs them KillWait seconds later; the record is written first."""
-    if in_slurm_job():
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-
-
-def _sigterm_follows(wait_s: float = 2.0) -> bool:
-    """Inside a SLURM job, after a failed run: whether SLURM's SIGTERM (held) arrives within wait_s."""
-    return in_slurm_job() and signal.sigtimedwait([signal.SIGTERM], wait_s) is not None
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        name = signal.Signals(-code).name
-        hint = " (the out-of-memory killer sends SIGKILL)" if name == "SIGKILL" else ""
-        return f"killed by {name}{hint}"
-    return f"exited with code {code}"
-
-
-def _last_lines(path: Path, n: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
-    except OSError:
-        return ""
-
-
-def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: int) -> None:
-    """Run the simulation; raise PointFailed if it does not finish cleanly in time."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    with open(log_path, "ab") as log:
-        log.write(f"[snnbench] running: {' '.join(command)}\n".encode())
-        log.flush()
-        # A session of its own, so a time-out can kill the whole process group (MPI ranks too).
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-        def forward(signum, frame):
-            # Interrupted workflow or cancelled job: stop the run, let the caller decide.
-            # No child.wait() here: the signal may arrive inside child.wait(timeout), whose lock a
-            # second wait would block on forever. The killed child is reaped at exit.
-            os.killpg(child.pid, signal.SIGKILL)
-            raise Terminated(signum)
-
-        previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            try:
-                code = child.wait(timeout=time_limit_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
-                raise PointFailed(f"exceeded its time limit of {time_limit_s:g} s and was killed") from None
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-    if code != 0:
-        raise PointFailed(f"simulation {_describe_exit(code)}; last log lines:\n{_last_lines(log_path)}")
+def benchmark_files(spec: dict) -> list[Path]:
+    """The code that defines a network point's benchmark: the model, the driver and the model's builder
+    on the point's simulator with that simulator's helpers (found, not imported: the simulator need
+    not be installed here)."""
+    model = models.of_spec(spec)
+    builder = Path(importlib.util.find_spec(model.builders[spec["simulator"]].split(":")[0]).origin)
+    helpers = sorted(builder.with_suffix("").parent.glob(builder.stem.split("_")[0] + "/*.py"))
+    return [*model.files(), Path(__file__).with_name("simulate.py"), builder, *helpers]
 
 
 def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) -> dict:
-    model = spec["model"]
-    merged = record.merge_ranks(ranks)
-    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
+    model, network_model = spec["model"], models.of_spec(spec)
+    merged = merge_ranks(ranks)
+    net = network_model.size(model)
     t_sim_s = model["t_sim_ms"] * 1e-3
     if model["record_spikes"]:
         stats = activity.population_stats(
-            senders, times, ranks[0]["population_first_ids"], net.num_neurons.tolist(), model["t_sim_ms"]
+            senders,
+            times,
+            ranks[0]["population_first_ids"],
+            net.num_neurons.tolist(),
+            model["t_sim_ms"],
+            network_model.populations,
         )
-        reference = pd14.reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
-        verdict = activity.verdict(stats, bounds, reference)
+        verdict = activity.verdict(stats, bounds, network_model.reference_rates(model))
         populations = stats
     else:
-        verdict, populations = activity.unchecked("spikes not recorded (pd14.record_spikes: false)"), []
+        verdict, populations = (
+            activity.unchecked(f"spikes not recorded ({spec['model_name']}.record_spikes: false)"),
+            [],
+        )
     spikes, events = race.spike_section(spec, ranks, populations, merged["num_synapses"], net.total_neurons)
     return {
         "phases_s": merged["phases_s"],
@@ -198,11 +129,18 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
 
 
 def run_point(
-    spec_path: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict, time_limit_s: float
+    spec_path: Path,
+    record_path: Path,
+    spikes_path: Path,
+    log_path: Path,
+    bounds: dict,
+    time_limit_s: float,
+    spec: dict | None = None,
 ) -> dict:
+    """Run the point (spec: its spec_path's content, where the caller has read it) and write its record."""
     start = time.perf_counter()
-    spec = json.loads(Path(spec_path).read_text())
-    rec = record.new(spec)
+    spec = spec or json.loads(Path(spec_path).read_text())
+    rec = record.new(spec, benchmark_files(spec))
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     # Ranks write their outputs beside the record, on storage every node of a multi-node job sees
     # (a node's /tmp is its own); the scratch folder goes once they are merged.
@@ -216,19 +154,19 @@ def run_point(
                 threads = spec["resources"]["threads_per_rank"]
                 run_child(command, Path(log_path), time_limit_s, threads)
             finally:
-                _hold_sigterm()
+                hold_sigterm()
             rank_files = sorted(rank_dir.glob("rank*.json"))
             ranks = [json.loads(f.read_text()) for f in rank_files]
             if len(ranks) != spec["resources"]["ranks"]:
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
-            senders, times = record.merge_spikes(sorted(rank_dir.glob("rank*.npz")))
+            senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
             rec.update(build_record(spec, ranks, senders, times, bounds))
             # This process's own peak too: SLURM's memory limit covers it beside the ranks.
             rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"
         except PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
-            if _sigterm_follows():
+            if sigterm_follows():
                 # SLURM is stopping the job, and its ranks went first (srun ends when a node is lost).
                 terminated = Terminated(signal.SIGTERM)
                 rec["failure"]["reason"] = f"terminated by {terminated} from SLURM ({slurm_stop_reason()}); {failure}"

@@ -1,5 +1,6 @@
-"""The PD14 family: the Potjans & Diesmann (2014) microcircuit on spiking network simulators.
+"""The network family: one network model (snnbench.network.models) on spiking network simulators.
 
+One family object per model, named as the model (an experiment's `model`, a point's `model_name`).
 A point is one simulator x resource shape x model size x seed, run by snnbench.network.execute in the
 simulator's environment (an MPI job for several ranks). Its spikes are validated against a
 reference run (rules point_statistics, validate_point), so collect reads validation.json too.
@@ -8,18 +9,12 @@ reference run (rules point_statistics, validate_point), so collect reads validat
 from __future__ import annotations
 
 import itertools
-import math
 from pathlib import Path
-
-import numpy as np
 
 from snnbench import builds
 from snnbench.families.base import Family
-from snnbench.network import race
-from snnbench.network.models import pd14
-from snnbench.network.simulators import SIMULATORS
-
-PACKAGE = Path(__file__).resolve().parents[1]
+from snnbench.network import execute, models, race, table
+from snnbench.network.simulators import SIMULATORS, EnvironmentMissing, environment_for
 
 
 def fmt_scale(x: float) -> str:
@@ -27,8 +22,7 @@ def fmt_scale(x: float) -> str:
     return format(float(f"{x:.10g}"), "g")
 
 
-class PD14(Family):
-    name = "pd14"
+class Network(Family):
     point_pattern = (
         "{simulator}/nodes{nodes}_ranks{ranks_per_node}_threads{threads_per_rank}/"
         "N{neuron_scale}_K{indegree_scale}/seed{seed}"
@@ -48,45 +42,47 @@ class PD14(Family):
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
 
+    def __init__(self, model: str):
+        self.name = model
+        self.model = models.get(model)
+
     def check(self, index: int, experiment: dict) -> list[str]:
         """What the schema cannot say: repeated simulators, model times off the 0.1 ms grid, and
         model sizes so small that a population has no neuron (it would fail inside the simulator)."""
         where = f"experiments[{index}] ({experiment['name']})"
-        problems = builds.check(where, experiment)
+        problems = builds.check(where, experiment, {name: s.build_package for name, s in SIMULATORS.items()})
         if problems:
             return problems  # points cannot be expanded without their builds
         simulators = experiment["simulators"]
         if len(set(simulators)) != len(simulators):
             problems.append(f"{where}: simulators must not repeat: {simulators}")
-        model = experiment["pd14"]
+        unbuilt = [s for s in simulators if s not in self.model.builders]
+        if unbuilt:
+            problems.append(
+                f"{where}: model {self.name} has no builder for simulators {', '.join(unbuilt)} "
+                f"(it runs on {', '.join(self.model.builders)})"
+            )
+            return problems
+        model, dt_ms = experiment[self.name], self.model.dt_ms
         for key in ("t_sim_ms", "t_presim_ms"):
-            steps = model.get(key, 0) / pd14.DT_MS
+            steps = model.get(key, 0) / dt_ms
             if abs(steps - round(steps)) > 1e-9:
                 problems.append(
-                    f"{where}: pd14.{key} = {model[key]:g} is not a multiple of the resolution {pd14.DT_MS} ms"
+                    f"{where}: {self.name}.{key} = {model[key]:g} is not a multiple of the resolution {dt_ms} ms"
                 )
         race = experiment.get("race", {})
         if race.get("recipe") == "performance" and model.get("record_spikes", True):
-            problems.append(f"{where}: race.recipe performance records no spikes: set pd14.record_spikes: false")
+            problems.append(f"{where}: race.recipe performance records no spikes: set {self.name}.record_spikes: false")
         if race.get("accuracy_experiment") and race.get("recipe") != "performance":
             problems.append(f"{where}: race.accuracy_experiment is for performance experiments only")
-        smallest = min(spec["model"]["neuron_scale"] for spec in self.expand(experiment))
-        sizes = np.round(pd14.FULL_NUM_NEURONS * smallest).astype(int)
-        if sizes.min() < 1:
-            key = "neuron_scale" if "neuron_scale" in model else "neuron_scale_per_vp"
-            problems.append(
-                f"{where}: pd14.{key} gives populations without neurons (neuron scale {smallest:g}: "
-                f"{dict(zip(pd14.POPULATIONS, sizes.tolist(), strict=True))}); the smallest scale with a neuron in "
-                f"every population is {1 / pd14.FULL_NUM_NEURONS.min():.2e}"
-            )
-        return problems
+        return problems + self.model.check(where, experiment, [spec["model"] for spec in self.expand(experiment)])
 
     def expand(self, experiment: dict) -> list[dict]:
         """simulators x resource shapes x seeds. Strong scaling keeps the model size fixed; weak
         scaling grows the neuron count with the virtual processes (VPs = nodes x ranks per node x
         threads per rank): neuron_scale = neuron_scale_per_vp x VPs at a fixed in-degree scale, so
         neurons and synapses per VP stay constant."""
-        res, model = experiment["resources"], dict(experiment["pd14"])
+        res, model = experiment["resources"], dict(experiment[self.name])
         points = []
         grid = (res["nodes"], res["ranks_per_node"], res["threads_per_rank"], experiment["seeds"])
         for (simulator, build), (nodes, ranks, threads, seed) in itertools.product(
@@ -138,7 +134,7 @@ class PD14(Family):
         return "simulator_build" if experiment.get("builds") else self.series
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:
-        model = experiment["pd14"]
+        model = experiment[self.name]
         size = (
             f"neuron scale {model['neuron_scale']:g}"
             if "neuron_scale" in model
@@ -146,7 +142,8 @@ class PD14(Family):
         )
         shapes = sorted({_shape(s["resources"], "x") for s in specs})
         return (
-            f"{experiment.get('description', '')} {len(specs)} points: {experiment['scaling']} scaling of PD14 at "
+            f"{experiment.get('description', '')} {len(specs)} points: {experiment['scaling']} scaling of "
+            f"{self.model.title} at "
             f"{size}, in-degree scale {model['indegree_scale']:g}, {model.get('input', 'poisson')} input, "
             f"{model.get('t_sim_ms', 1000):g} ms measured after {model.get('t_presim_ms', 100):g} ms presimulation, "
             f"on {', '.join(experiment['simulators'])}{_builds_summary(experiment)}; "
@@ -155,14 +152,10 @@ class PD14(Family):
         ).strip()
 
     def environment(self, spec: dict) -> str:
-        from snnbench.network.simulators import environment_for
-
         return environment_for(spec)
 
     def missing_environment(self, spec: dict) -> str | None:
-        # PD14 points stop the workflow before any job: an MPI point of a simulator without MPI cannot run.
-        from snnbench.network.simulators import EnvironmentMissing, environment_for
-
+        # Network points stop the workflow before any job: an MPI point of a simulator without MPI cannot run.
         try:
             environment_for(spec)
         except EnvironmentMissing as error:
@@ -173,7 +166,7 @@ class PD14(Family):
         res = spec["resources"]
         return {
             "threads": res["virtual_processes"],
-            "mem_mb": estimate_mem_mb(spec),
+            "mem_mb": self.model.estimate_mem_mb(spec),
             "nodes": res["nodes"],
             # The ranks as SLURM tasks: in all (--ntasks) for one rank per node, else per node
             # (--ntasks-per-node): SLURM does not spread --ntasks evenly over nodes whose cores are
@@ -187,42 +180,30 @@ class PD14(Family):
             "gpu": int(res.get("gpus", 0)),
         }
 
-    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench.config import time_limit_s
-        from snnbench.jsonfile import read_json
-        from snnbench.network.execute import run_point
-
-        return run_point(
+    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
+        return execute.run_point(
             spec_path=spec_path,
             record_path=outputs["record.json"],
             spikes_path=outputs["spikes.npz"],
             log_path=log_path,
             # From the config, not the spec: bounds and limits must not make finished points rerun.
             bounds=config["activity_check"],
-            time_limit_s=time_limit_s(config, read_json(spec_path)),
+            time_limit_s=time_limit_s,
+            spec=spec,
         )
 
     def benchmark_files(self, spec: dict) -> list[Path]:
-        # The model, the driver and the simulator's backend (with the modules of its own package).
-        module = PACKAGE.parent / (SIMULATORS[spec["simulator"]].backend.split(":")[0].replace(".", "/") + ".py")
-        helpers = sorted(module.with_suffix("").parent.glob(module.stem.split("_")[0] + "/*.py"))
-        return [PACKAGE / "pd14.py", PACKAGE / "simulate.py", module, *helpers]
+        return execute.benchmark_files(spec)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-        from snnbench.network.table import point_row
-
-        return point_row(rec, bounds, benchmark)
+        return table.point_row(rec, bounds, benchmark)
 
     def rank_rows(self, rec: dict) -> list[dict]:
-        from snnbench.network.table import rank_rows
-
-        return rank_rows(rec)
+        return table.rank_rows(rec)
 
     def finish_table(self, points, beside: list, tolerance: dict | None):
-        from snnbench.network.table import finish_table
-
         validations = [(point, files["validation.json"]) for point, files in beside if "validation.json" in files]
-        return finish_table(points, validations, tolerance)
+        return table.finish_table(points, validations, tolerance)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
         return config["figures"]["experiment"]
@@ -282,33 +263,3 @@ def _add_simulator_fields(spec: dict, experiment: dict) -> None:
         spec["resources"]["gpus"] = gpus
     if spec["simulator"].startswith("brian2-"):
         spec["simulator_options"] = dict(experiment.get("brian2", {}))
-
-
-# The memory estimate, fitted to the peak resident memory (VmHWM) of NEST 3.10's ranks, measured
-# through the workflow on a 2-core machine (2026-11-23):
-#   N0.02 K0.1 (1 544 neurons, 597 761 synapses):      1 rank 234 MB;  2 ranks 96 + 96 MB
-#   N0.1  K0.1 (7 717 neurons, 2 988 807 synapses):    1 rank 561 MB;  2 ranks 252 + 251 MB
-#   N1    K1   (77 169 neurons, 298 880 970 synapses): 2 ranks 7 153 + 7 153 MB (make bench-full-scale)
-# A rank's interpreter with NEST imported (VmRSS after setup): 152 MB with the PyPI wheel (points of one
-# rank run in .venv), 53 MB with NEST built with MPI (.venv-nest-mpi). The rest grows with the model:
-# ~38 kB per neuron and ~38 B per synapse (a fit to N0.1 K0.1 and full scale; it gives N0.02 K0.1 within 5 %).
-INTERPRETER_MB = {"one rank": 155, "mpi": 55}
-NEURON_MB = 38e-3
-SYNAPSE_MB = 38e-6
-MEMORY_HEADROOM = 1.1  # the estimate lands 8-13 % above the measured peaks above (goal: 0-25 %)
-# The parent beside the ranks (snnbench.network.execute: Python, numpy, jsonschema; the record's
-# memory.wrapper_peak_rss_mb, ~55-60 MB measured), once per job on the first node: SLURM limits the job's
-# processes together, and a tiny job measured 250 MB in all against 192 MB for its ranks.
-WRAPPER_MB = 60
-
-
-def estimate_mem_mb(spec: dict) -> int:
-    """Memory to request per node (SLURM's --mem) for a point: each rank's interpreter plus the
-    node's share of the network (neurons and synapses spread evenly over the nodes), with 10 %
-    headroom, and the wrapper process beside the ranks (on the first node; counted on every node,
-    which keeps the request the same for each)."""
-    model, res = spec["model"], spec["resources"]
-    net = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"])
-    interpreter = INTERPRETER_MB["mpi" if res["ranks"] > 1 else "one rank"]
-    network = (net.total_neurons * NEURON_MB + net.total_synapses * SYNAPSE_MB) / res["nodes"]
-    return math.ceil(MEMORY_HEADROOM * (res["ranks_per_node"] * interpreter + network)) + WRAPPER_MB

@@ -66,9 +66,9 @@ def run(neuron_scale, indegree_scale, threads, seed, t_presim_ms, t_sim_ms) -> d
     # Besides the recurrent synapses, every neuron has one connection from its Poisson
     # generator and one to its spike recorder.
     recurrent = nest.num_connections - 2 * num_neurons
-    stats = activity.population_stats(
-        np.concatenate(senders), np.concatenate(times), first_ids, [len(p) for p in net.pops], t_sim_ms
-    )
+    sizes = [len(p) for p in net.pops]
+    spikes = (np.concatenate(senders), np.concatenate(times))
+    stats = activity.population_stats(*spikes, first_ids, sizes, t_sim_ms, pd14.POPULATIONS)
     return {
         "phases_s": phases,
         "num_synapses": int(recurrent),

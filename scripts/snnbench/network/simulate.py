@@ -18,12 +18,13 @@ import numpy as np
 
 from snnbench import energy
 from snnbench.memory import process_mb
-from snnbench.network.simulators import get_backend
+from snnbench.network import models
+from snnbench.network.simulators import get_builder
 from snnbench.network.simulators.base import PHASES
 
 
 def run(spec: dict, outdir: Path) -> Path:
-    backend = get_backend(spec["simulator"])(spec)
+    backend = get_builder(spec["simulator"], spec.get("model_name", models.DEFAULT))(spec)
     # Energy counters are read at every phase boundary, outside the timed calls.
     meter = energy.Meter(*energy.machine_sensors(bool(spec["resources"].get("gpus"))))
     phases_s, rss_mb, timers = {}, {}, {"start": {}}

@@ -12,20 +12,21 @@ import numpy as np
 import pandas as pd
 
 from snnbench import builds
-from snnbench.network import activity, compare, race, validation
-from snnbench.network.models import pd14
+from snnbench.network import activity, compare, models, race, validation
 from snnbench.table import outcome_columns
 
 
 @functools.lru_cache(maxsize=256)
-def _reference_rates(neuron_scale: float, indegree_scale: float, input: str):
-    return pd14.reference_rates(neuron_scale, indegree_scale, input)
+def _reference_rates(model_name: str, neuron_scale: float, indegree_scale: float, input: str):
+    params = {"neuron_scale": neuron_scale, "indegree_scale": indegree_scale, "input": input}
+    return models.get(model_name).reference_rates(params)
 
 
 def _point_columns(spec: dict) -> dict:
     res, model = spec["resources"], spec["model"]
     return {
         "experiment": spec["experiment"],
+        "model_name": spec.get("model_name", models.DEFAULT),
         "simulator": spec["simulator"],
         # The simulator's build, where the experiment names builds (else empty) and both together,
         # the series of such an experiment's figures.
@@ -79,7 +80,9 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
 
     if rec["populations"]:
         model = spec["model"]
-        reference = _reference_rates(model["neuron_scale"], model["indegree_scale"], model["input"])
+        reference = _reference_rates(
+            spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
+        )
         verdict = activity.verdict(rec["populations"], bounds, reference)
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]

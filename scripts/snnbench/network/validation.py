@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.jsonfile import read_json
-from snnbench.network.models import pd14
+from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
 UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
@@ -101,13 +101,14 @@ def spike_statistics(
     neurons_per_population: int,
     bin_ms: float,
     min_spikes_for_cv: int = 3,
+    populations: tuple[str, ...] = (),
 ) -> dict[str, dict[str, np.ndarray]]:
-    """Per population (PD14 order): the samples of `population_samples` for the first
+    """Per population (named in order by `populations`): the samples of `population_samples` for the first
     `neurons_per_population` neurons of the population (all of them in smaller ones)."""
     senders = np.asarray(senders, dtype=np.int64)
     times_ms = np.asarray(times_ms, dtype=float)
     stats = {}
-    for name, first, size in zip(pd14.POPULATIONS, first_ids, sizes, strict=False):
+    for name, first, size in zip(populations, first_ids, sizes, strict=False):
         ids = np.arange(first, first + min(size, neurons_per_population), dtype=np.int64)
         trains = _trains(senders, times_ms, ids)
         stats[name] = population_samples(trains, t_start_ms, t_stop_ms, bin_ms, min_spikes_for_cv)
@@ -305,16 +306,16 @@ def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict
     """Statistics of one point's spikes (Snakemake rule point_statistics); empty for failed
     points and points that recorded no spikes, with the reason in the metadata."""
     rec = read_json(record_path)
-    model = rec["point"]["model"]
+    model, network_model = rec["point"]["model"], models.of_spec(rec["point"])
     meta = {"point": rec["point"]["path"], "settings": settings, "reason": None}
     stats: dict = {}
     if rec["status"] != "ok":
         meta["reason"] = "point failed"
     elif not model.get("record_spikes", True):
-        meta["reason"] = "spikes not recorded (pd14.record_spikes: false)"
+        meta["reason"] = f"spikes not recorded ({network_model.name}.record_spikes: false)"
     else:
         senders, times = read_spikes(spikes_path)
-        sizes = pd14.derive(model["neuron_scale"], model["indegree_scale"], model["input"]).num_neurons.tolist()
+        sizes = network_model.size(model).num_neurons.tolist()
         stats = spike_statistics(
             senders,
             times,
@@ -325,6 +326,7 @@ def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict
             settings["neurons_per_population"],
             settings["bin_ms"],
             settings["min_spikes_for_cv"],
+            network_model.populations,
         )
     save(stats, meta, out_path)
     return meta

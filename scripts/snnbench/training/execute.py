@@ -38,13 +38,17 @@ def skip_reason(spec: dict) -> str | None:
 RESULT_KEYS = ("framework", "device", "timing", "memory", "activity", "sanity", "trainable_parameters", "neuron")
 
 
-def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float) -> dict:
-    spec = json.loads(Path(spec_path).read_text())
+def run_point(
+    spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None, benchmark_files=()
+) -> dict:
+    spec = spec or json.loads(Path(spec_path).read_text())
     return child_point.run_point(
         spec_path,
         record_path,
         log_path,
         time_limit_s,
+        spec=spec,
+        benchmark_files=benchmark_files,
         skip_reason=skip_reason,
         environment=environment_for(spec),
         module="snnbench.training.run",

@@ -1,7 +1,8 @@
-"""The PD14 family's simulators by name: their backend class and the environment each point runs in.
+"""The network family's simulators by name: the environment each point runs in, its MPI and GPUs.
 
 This registry is the one list of simulator names: the config schema's `simulators` enum is tested
-equal to it. Adding a simulator: one backend module, one entry here, one envs/<environment>.yaml.
+equal to it. Adding a simulator: one entry here, one envs/<environment>.yaml, and a builder per
+model it runs (a Backend subclass, named in the model's `builders`: snnbench.network.models).
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from pathlib import Path
 
 from snnbench import builds, environments
 from snnbench.environments import EnvironmentMissing
+from snnbench.network import models
 from snnbench.paths import REPO
 
 
 @dataclass(frozen=True)
 class Simulator:
-    backend: str  # "module:Class", imported on demand (one simulator's environment need not hold the others)
     environment: str  # envs/<environment>.yaml
     mpi_environment: str | None = None  # for points with more than one MPI rank; None: no MPI support
     gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
@@ -27,31 +28,33 @@ class Simulator:
 
 SIMULATORS = {
     "nest": Simulator(
-        "snnbench.network.simulators.nest:NestBackend",
         environment="nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
     ),
     "pynn-nest": Simulator(
-        "snnbench.simulators.pynn_nest:PynnNestBackend",
         environment="pynn-nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
     ),
-    # Brian2's devices, one backend (snnbench.network.simulators.brian2_pd14); their pins conflict, so
-    # each family has an environment of its own.
-    "brian2-runtime": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
-    "brian2-cpp": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2"),
-    "brian2-genn": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2genn", gpus=1),
-    "brian2-genn-cpu": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2genn"),
-    "brian2-cuda": Simulator("snnbench.network.simulators.brian2_pd14:Brian2Backend", environment="brian2cuda", gpus=1),
+    # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
+    "brian2-runtime": Simulator(environment="brian2"),
+    "brian2-cpp": Simulator(environment="brian2"),
+    "brian2-genn": Simulator(environment="brian2genn", gpus=1),
+    "brian2-genn-cpu": Simulator(environment="brian2genn"),
+    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1),
 }
 
 
-def get_backend(name: str):
-    if name not in SIMULATORS:
-        raise ValueError(f"unknown simulator {name!r}; known: {', '.join(sorted(SIMULATORS))}")
-    module, cls = SIMULATORS[name].backend.split(":")
+def get_builder(simulator: str, model: str):
+    """The Backend class that builds `model` on `simulator`, imported on demand (one simulator's
+    environment need not hold the others')."""
+    if simulator not in SIMULATORS:
+        raise ValueError(f"unknown simulator {simulator!r}; known: {', '.join(sorted(SIMULATORS))}")
+    builders = models.get(model).builders
+    if simulator not in builders:
+        raise ValueError(f"model {model!r} has no builder for {simulator!r}; it has: {', '.join(builders)}")
+    module, cls = builders[simulator].split(":")
     return getattr(importlib.import_module(module), cls)
 
 

@@ -18,6 +18,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "data"
 CLASSES = {"shd": 20, "ssc": 35}  # the real datasets' label counts
 
 
+# The family's figures: name -> panels (registered in snnbench.figures).
+FIGURES: dict[str, list[str]] = {
+    "data_epoch_time": ["data_epoch_parts", "data_first_epoch_parts"],
+    "data_speedup": ["data_speedup", "data_not_run"],
+    "data_cache": ["data_cache_footprint"],
+}
+
+
 class Data(Family):
     name = "snn-data"
     point_pattern = (
@@ -132,12 +140,10 @@ class Data(Family):
 
         return child_point.resources(spec, estimate_mem_mb(spec))
 
-    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench.config import time_limit_s
+    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.data.execute import run_point
-        from snnbench.jsonfile import read_json
 
-        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s(config, read_json(spec_path)))
+        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
     def benchmark_files(self, spec: dict) -> list[Path]:
         names = ("spec.py", "synthetic.py", "loading.py", "model.py", "epochs.py", "run.py")
@@ -149,8 +155,6 @@ class Data(Family):
         return data_row(rec, benchmark)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
-        from snnbench.figures.data import FIGURES
-
         return FIGURES
 
     def describe(self, rec: dict) -> dict:

@@ -17,6 +17,22 @@ from snnbench.families.base import Family
 PACKAGE = Path(__file__).resolve().parents[1] / "training"
 
 
+# The family's figures: name -> panels (registered in snnbench.figures).
+FIGURES: dict[str, list[str]] = {
+    "training_time": [
+        "training_forward_time",
+        "training_backward_time",
+        "training_step_time",
+        "training_warmup",
+        "training_not_run",
+    ],
+    "training_spike_rate": ["training_spike_rate"],
+    "training_memory": ["training_memory_cpu", "training_memory_cuda"],
+    "training_time_loop": ["training_time_loop"],
+    "training_published_2023": ["training_published_2023_forward", "training_published_2023_backward"],
+}
+
+
 class Training(Family):
     name = "snn-training"
     point_pattern = "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}/n{n}_T{T}_B{batch}/seed{seed}"
@@ -111,18 +127,10 @@ class Training(Family):
 
         return child_point.resources(spec, estimate_mem_mb(spec))
 
-    def run_point(self, spec_path: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench.config import time_limit_s
-        from snnbench.jsonfile import read_json
+    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.training.execute import run_point
 
-        return run_point(
-            spec_path=spec_path,
-            record_path=outputs["record.json"],
-            log_path=log_path,
-            # From the config, not the spec: a changed limit must not make finished points rerun.
-            time_limit_s=time_limit_s(config, read_json(spec_path)),
-        )
+        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
     def benchmark_files(self, spec: dict) -> list[Path]:
         # The neuron spec, reference, builders, timing and driver.
@@ -134,8 +142,6 @@ class Training(Family):
         return training_row(rec, benchmark)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
-        from snnbench.figures.training import FIGURES
-
         return FIGURES
 
     def describe(self, rec: dict) -> dict:

@@ -1,0 +1,62 @@
+"""The interface every network model implements.
+
+A model is data and arithmetic: its populations, its size at a neuron and in-degree scale (neurons
+per population, expected synapses), the activity it should show, the checks of its config block
+that the schema cannot make, and a memory estimate. How it is built is per simulator: `builders`
+names one Backend subclass per simulator that runs it (snnbench.network.simulators.base).
+Every model's parameter block (the experiment's key of the model's name) has the keys the family
+reads: neuron_scale (or neuron_scale_per_vp for weak scaling), indegree_scale, t_presim_ms,
+t_sim_ms, record_spikes and input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Size:
+    """A model at one scale: neurons per population (in population order) and the expected number
+    of recurrent synapses."""
+
+    num_neurons: np.ndarray
+    total_synapses: int
+
+    @property
+    def total_neurons(self) -> int:
+        return int(self.num_neurons.sum())
+
+
+class NetworkModel:
+    name = "abstract"
+    title = "abstract"  # in words, for captions
+    populations: tuple[str, ...] = ()
+    dt_ms = 0.1  # the simulation resolution; model times must be multiples of it
+    # simulator -> "module:Class" of the Backend that builds this model on it.
+    builders: dict[str, str] = {}
+    # JSON schema of the model's parameter block, for models declared outside the config schema
+    # (the package's own models are declared in workflow/schemas/config.schema.yaml).
+    parameter_schema: dict | None = None
+
+    def size(self, params: dict) -> Size:
+        raise NotImplementedError
+
+    def reference_rates(self, params: dict) -> tuple[dict, str] | None:
+        """Published mean rate per population at this size, and where they come from; None: none."""
+        return None
+
+    def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
+        """Problems of the experiment's parameter block (params: each point's) the schema cannot
+        express, each naming the key."""
+        return []
+
+    def estimate_mem_mb(self, spec: dict) -> int:
+        """Memory to request per node for a point."""
+        raise NotImplementedError
+
+    def files(self) -> list[Path]:
+        """The code that defines the model (hashed into each record's benchmark_hash)."""
+        return [Path(__import__(type(self).__module__, fromlist=["_"]).__file__)]
