@@ -41,7 +41,7 @@ import os, sys, warnings
 warnings.simplefilter("error")
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
 path = os.environ["PATH"]
-from snnbench.simulators.pynn_nest import import_pynn_nest
+from snnbench.network.simulators.pynn_nest import import_pynn_nest
 sim, loaded = import_pynn_nest()
 assert os.environ["PATH"] == path, "PATH not restored"
 print("extensions_loaded", loaded)
