@@ -11,7 +11,7 @@ import pytest
 import yaml
 from conftest import copy_workflow, snakemake
 from snnbench import environments, table
-from snnbench.network.family import estimate_mem_mb
+from snnbench.network.models.pd14 import estimate_mem_mb
 
 pytestmark = [
     pytest.mark.slow,

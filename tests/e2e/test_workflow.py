@@ -20,6 +20,7 @@ from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
 from snnbench import figures
 from snnbench.failed import failed_records
 from snnbench.network import validation
+from snnbench.network.models import pd14
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +70,7 @@ def test_records_tables_and_figures(finished):
         rec = json.loads((workdir / point / "record.json").read_text())
         assert rec["status"] == "ok", rec["failure"]
         assert rec["network"]["num_synapses"] == rec["network"]["expected_synapses"] > 0
-        assert rec["activity"]["checked"] and set(rec["activity"]["rates_hz"]) == set(figures.pd14.POPULATIONS)
+        assert rec["activity"]["checked"] and set(rec["activity"]["rates_hz"]) == set(pd14.POPULATIONS)
         assert rec["simulator"]["name"] == "nest" and rec["provenance"]["packages"]["nest-simulator"]
         assert (workdir / point / "spec.json").exists() and (workdir / point / "spikes.npz").exists()
     threads = [json.loads((workdir / p / "record.json").read_text())["ranks"][0]["threads"] for p in OK_POINTS]
@@ -110,7 +111,7 @@ def test_validation_of_recorded_spikes(finished):
         assert result["checked"] and result["reference"] == reference
         assert result["is_reference"] == (point == reference)
         assert {(r["population"], r["statistic"]) for r in result["rows"]} == {
-            (p, s) for p in figures.pd14.POPULATIONS for s in validation.STATISTICS
+            (p, s) for p in pd14.POPULATIONS for s in validation.STATISTICS
         }
         stats, meta = validation.load(workdir / point / "stats.npz")
         assert meta["settings"]["neurons_per_population"] == 200 and meta["reason"] is None

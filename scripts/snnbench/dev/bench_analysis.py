@@ -35,6 +35,7 @@ from snnbench import collect, table
 from snnbench import config as snnconfig
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
+from snnbench.paths import REPO
 from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_S = 10.0
@@ -52,7 +53,7 @@ def defaults() -> dict:
     """The default config with the schema's defaults filled in (as the workflow sees it)."""
     from snakemake.utils import validate
 
-    config = yaml.safe_load((snnconfig.REPO / "config" / "config.yaml").read_text())
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     validate(config, str(CONFIG_SCHEMA))
     return config
 

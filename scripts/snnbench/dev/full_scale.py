@@ -5,7 +5,7 @@ config/experiments/full-scale-local.yaml through the workflow (profiles/local), 
 
 prints, for each point of that experiment: synapses (counted against expected), peak memory per
 rank and in all (each rank's VmHWM) against the memory estimate the point asks SLURM for
-(snnbench.network.family.estimate_mem_mb, per node, times the nodes), construction and simulation
+(snnbench.network.models.pd14.estimate_mem_mb, per node, times the nodes), construction and simulation
 times, the real-time factor, and each population's rate against the published full-scale rates
 (snnbench.network.models.pd14.REFERENCE_RATES_HZ).
 """
@@ -19,8 +19,8 @@ import yaml
 
 from snnbench import families
 from snnbench.jsonfile import read_json
-from snnbench.network.family import estimate_mem_mb
 from snnbench.network.models import pd14
+from snnbench.network.models.pd14 import estimate_mem_mb
 
 REPO = Path(__file__).resolve().parents[3]
 EXPERIMENT_FILE = REPO / "config/experiments/full-scale-local.yaml"
