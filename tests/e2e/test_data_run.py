@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import REPO, copy_workflow, snakemake
 from snnbench import gpu
-from snnbench.figures.data import FIGURES
+from snnbench.data.family import FIGURES
 
 pytestmark = pytest.mark.slow
 PYTHON = REPO / ".venv-tonic" / "bin" / "python"

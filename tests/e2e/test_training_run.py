@@ -17,9 +17,9 @@ import yaml
 from conftest import REPO, snakemake
 from snnbench import config as snnconfig
 from snnbench import gpu
-from snnbench.figures import training as figures
 from snnbench.training import equivalence
 from snnbench.training import execute as training_execute
+from snnbench.training import family as figures
 
 pytestmark = pytest.mark.slow
 
