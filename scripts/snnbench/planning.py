@@ -19,7 +19,7 @@ from functools import cached_property
 from snnbench import build_env, builds, environments, families, paths
 from snnbench import config as snnconfig
 from snnbench.network import validation_plan
-from snnbench.schemas import CONFIG_SCHEMA, config_problems
+from snnbench.schemas import config_problems, fill_defaults
 
 
 class ConfigRefused(ValueError):
@@ -59,26 +59,26 @@ def unreadable(path) -> list[str]:
     return []
 
 
-def load(config: dict, files=()) -> dict:
+def load(config: dict, files=(), *, checked: bool = False) -> dict:
     """The config checked against the schema, its defaults filled in (in place: the workflow's
-    `config` is this dict) and checked for what the schema cannot express. Raises ConfigRefused."""
-    from snakemake.utils import validate
-
-    problems = config_problems(config)
+    `config` is this dict) and checked for what the schema cannot express. Raises ConfigRefused.
+    checked: the process that started this one checked it (a job the executor starts): fill in
+    the defaults only."""
+    problems = [] if checked else config_problems(config)
     if not problems:
-        validate(config, str(CONFIG_SCHEMA))  # fills in the schema's defaults, the one place they are written
-        problems = snnconfig.problems(config)
+        fill_defaults(config)
+        problems = [] if checked else snnconfig.problems(config)
     if problems:
         raise ConfigRefused(files, problems)
     return config
 
 
-def plan(config: dict, files=(), *, uses_conda: bool = False, check_panels: bool = True) -> Campaign:
+def plan(config: dict, files=(), *, uses_conda: bool = False, checked: bool = False) -> Campaign:
     """The campaign of a raw config (files: where it came from, for the messages). Raises
-    ConfigRefused. check_panels=False leaves out the check of figure panel names, which imports
-    every figure module (a job started by the executor skips it: its planner already checked)."""
-    campaign = Campaign(load(config, files), uses_conda)
-    problems = campaign.figure_problems(check_panels)
+    ConfigRefused. checked: as for load(); a job skips the checks across keys too (the panel check
+    imports every figure module, and the family checks expand every point)."""
+    campaign = Campaign(load(config, files, checked=checked), uses_conda)
+    problems = [] if checked else campaign.figure_problems()
     if problems:
         raise ConfigRefused(files, problems)
     return campaign
@@ -114,10 +114,8 @@ class Campaign:
         self._points_of: dict[str, dict[str, dict]] = {}
 
     # --- checks the schema cannot make across keys
-    def figure_problems(self, check_panels: bool = True) -> list[str]:
-        problems = []
-        if check_panels:
-            problems += self._panel_problems()
+    def figure_problems(self) -> list[str]:
+        problems = self._panel_problems()
         configured = ", ".join(self.experiments)
         problems += [
             f"figures.experiments names {name!r}, not a configured experiment (configured: {configured})"

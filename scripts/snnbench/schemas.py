@@ -8,6 +8,7 @@ line that names the key and what is allowed, instead of the schema dump jsonsche
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from jsonschema.exceptions import best_match
 
 from snnbench.paths import CONFIG_SCHEMA, RECORD_SCHEMA
 
-__all__ = ["CONFIG_SCHEMA", "RECORD_SCHEMA", "config_problems", "load_schema", "schema_default"]
+__all__ = ["CONFIG_SCHEMA", "RECORD_SCHEMA", "config_problems", "fill_defaults", "load_schema", "schema_default"]
 
 
 @cache
@@ -43,10 +44,29 @@ def _is_integer(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-def _validator(schema: dict):
+def _validator(schema: dict, fill_defaults: bool = False):
     base = jsonschema.Draft202012Validator
     cls = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+    if fill_defaults:
+        check_properties = cls.VALIDATORS["properties"]
+
+        # As Snakemake's validate() does (jsonschema's FAQ), with a copy of each default: the schema is cached.
+        def set_defaults(validator, properties, instance, schema):
+            for name, subschema in properties.items():
+                if "default" in subschema and isinstance(instance, dict):
+                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
+            yield from check_properties(validator, properties, instance, schema)
+
+        cls = jsonschema.validators.extend(cls, {"properties": set_defaults})
     return cls(schema)
+
+
+def fill_defaults(config: dict) -> dict:
+    """The config schema's defaults, filled into `config` in place where a key is absent (the schema is
+    the one place they are written). Returns `config`."""
+    for _ in _validator(load_schema(CONFIG_SCHEMA), fill_defaults=True).iter_errors(config):
+        pass
+    return config
 
 
 def key_of(path) -> str:

@@ -4,9 +4,10 @@ import copy
 from pathlib import Path
 
 import pytest
-from conftest import REPO, experiment, validated
+from conftest import REPO, SCHEMA, experiment, validated
+from snakemake.utils import validate
 from snnbench import config as snnconfig
-from snnbench import config_check, planning
+from snnbench import config_check, planning, schemas
 from snnbench.network.family import fmt_scale
 
 
@@ -121,3 +122,19 @@ def test_default_config_and_experiment_files_are_valid(monkeypatch):
         assert config_check.check([path]) == [], path
         files = list(dict.fromkeys(["config/config.yaml", path]))
         assert planning.plan(config_check.read(files), files).points, path
+
+
+def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch):
+    """The planner fills in the schema's defaults itself (from the cached schema, so that a job's
+    start-up does not read it again); they are what Snakemake's validate() fills in."""
+    monkeypatch.chdir(REPO)
+    examples = [[experiment()], [experiment(builds={"b": {"pip": "nest-simulator==3.10.0"}})]]
+    configs = [{"experiments": copy.deepcopy(e)} for e in examples]
+    configs += [config_check.read(["config/config.yaml", str(p)]) for p in Path("config/experiments").glob("*.yaml")]
+    for config in configs:
+        theirs = copy.deepcopy(config)
+        validate(theirs, SCHEMA)
+        assert schemas.fill_defaults(copy.deepcopy(config)) == theirs
+    filled = schemas.fill_defaults({"experiments": [experiment()]})
+    filled["figures"]["experiment"]["scaling"].append("changed")  # a copy, not the cached schema's default
+    assert "changed" not in schemas.schema_default("figures", "experiment")["scaling"]

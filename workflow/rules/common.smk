@@ -11,14 +11,14 @@ from snnbench import config as snnconfig
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
 # naming the file, the key and what is allowed. A job that the executor starts (SLURM) reads this
-# again: its planner already checked the figures (which imports every figure module), and only the
-# planning host refuses unrunnable points and sets damaged records aside (dry run: only names them).
+# again: the main process that started it checked the config, and only that planning host refuses
+# unrunnable points and sets damaged records aside (a dry run only names them).
 try:
     CAMPAIGN = planning.plan(
         config,
         workflow.configfiles,
         uses_conda=any(m.name.lower() == "conda" for m in workflow.deployment_settings.deployment_method),
-        check_panels=workflow.is_main_process,
+        checked=not workflow.is_main_process,
     )
     if workflow.is_main_process:
         # (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
