@@ -8,6 +8,7 @@ reads every record nor stats every point folder. Takes a planned campaign (snnbe
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from snnbench import jsonfile, paths
@@ -17,13 +18,12 @@ class CannotRun(RuntimeError):
     """A run refused before any job: the message says what and where, and what to do."""
 
 
-def prepare(campaign, dry_run: bool) -> list[str]:
+def prepare(campaign, dry_run: bool) -> Iterator[str]:
     """Refuse the run (CannotRun) if a point cannot start or write here; set damaged records aside
-    (in a dry run only name them). Returns the lines to warn with."""
+    (in a dry run only name them). Yields the lines to warn with, each as soon as it is known."""
     missing_environments(campaign)
-    warnings = set_aside_damaged(campaign, dry_run)
+    yield from set_aside_damaged(campaign, dry_run)
     unwritable_points(campaign)
-    return warnings
 
 
 def missing_environments(campaign) -> None:

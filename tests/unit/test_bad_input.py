@@ -115,7 +115,8 @@ def test_a_job_the_executor_starts_leaves_records_and_folders_to_the_planning_ho
         -3000:
     ]
     proc = snakemake(workflow_copy, "--configfile", "config/unit.yaml", "--dry-run", check=False)
-    assert proc.returncode != 0 and "Cannot write" in proc.stdout + proc.stderr  # the main process refuses
+    output = proc.stdout + proc.stderr  # the main process names the damaged record, then refuses
+    assert proc.returncode != 0 and "would be set aside" in output and "Cannot write" in output, output[-2000:]
 
 
 @pytest.mark.parametrize("block", ["immutable folder", "file in the way"])
