@@ -34,8 +34,10 @@ class ConfigRefused(ValueError):
 
 def shown_path(path) -> str:
     """A config file's name as the messages show it, whoever gives it (Snakemake makes the names
-    given with --configfile absolute): relative to the working directory."""
-    return os.path.relpath(os.path.abspath(path))
+    given with --configfile absolute): relative to the working directory if below it."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith(os.pardir) else relative
 
 
 def unreadable(path) -> list[str]:
