@@ -18,7 +18,7 @@ INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -107,6 +107,10 @@ bench: env
 ## bench-analysis: time collect + analyze on 10 000 synthetic records (goal <= 10 s)
 bench-analysis: env
 	$(VENV)/bin/python -m snnbench.dev.bench_analysis $(ARGS)
+
+## bench-planning: what planning costs the main Snakemake process and each job's start-up, for 10 and 10 000 points
+bench-planning: env
+	$(VENV)/bin/python -m snnbench.dev.bench_planning $(ARGS)
 
 ## bench-slurm: per-point overhead under SLURM vs local (starts the local test cluster; needs root)
 bench-slurm: env

@@ -4,12 +4,12 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
-from snnbench.config_check import file_problems
+from snnbench.planning import unreadable
 
 min_version("9.0")
 
 # Snakemake's own message for a malformed config file names neither the file nor the line.
-_unreadable = file_problems("config/config.yaml")
+_unreadable = unreadable("config/config.yaml")
 if _unreadable:
     raise WorkflowError("\n".join(_unreadable))
 

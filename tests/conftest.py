@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from snakemake.utils import validate
+from snnbench import planning
 from snnbench.schemas import schema_default
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,24 +48,20 @@ def experiment(**overrides) -> dict:
 
 
 def validated(*experiments) -> dict:
+    """A config of these experiments as the workflow plans it: checked, defaults filled in
+    (planning.ConfigRefused if it is refused)."""
     config = {"experiments": copy.deepcopy(list(experiments))}
-    validate(config, SCHEMA)
+    planning.plan(config)
     return config
 
 
 def config_problems(exp: dict, **top) -> list[str]:
-    """The messages the workflow refuses a config with one experiment by (schema, then the checks
-    the schema cannot make); [] if it runs."""
-    from snnbench import config as snnconfig
-    from snnbench import config_check
-
-    found = config_check.schema_problems({"experiments": [exp], **top})
-    if found:
-        return found
+    """The lines the workflow refuses a config with one experiment by (the schema, then the checks
+    the schema cannot make); [] if it plans."""
     try:
-        snnconfig.check(validated(exp))
-    except snnconfig.ConfigError as error:
-        return [str(error)]
+        planning.plan({"experiments": [copy.deepcopy(exp)], **copy.deepcopy(top)})
+    except planning.ConfigRefused as error:
+        return error.problems
     return []
 
 

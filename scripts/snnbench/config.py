@@ -12,25 +12,26 @@ from snnbench import families
 
 
 class ConfigError(ValueError):
-    """A config that passed the schema but cannot be run; the message names the key."""
+    """A question about the config that it cannot answer (an experiment it does not name)."""
 
 
-def check(config: dict) -> None:
-    """Checks the schema cannot express. Raises ConfigError naming the key."""
+def problems(config: dict) -> list[str]:
+    """What the schema cannot express, one line per problem naming the key (config: checked against
+    the schema, defaults filled in)."""
+    found = []
     names = [e["name"] for e in config["experiments"]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ConfigError(f"experiments[].name must be unique; repeated: {', '.join(duplicates)}")
+        found.append(f"experiments[].name must be unique; repeated: {', '.join(duplicates)}")
     for i, exp in enumerate(config["experiments"]):
-        problems = families.of_experiment(exp).check(i, exp)
-        if problems:
-            raise ConfigError("; ".join(problems))
+        found += families.of_experiment(exp).check(i, exp)
         seeds = exp["seeds"]
         if len(set(seeds)) != len(seeds):
-            raise ConfigError(f"experiments[{i}] ({exp['name']}): seeds must not repeat: {seeds}")
+            found.append(f"experiments[{i}] ({exp['name']}): seeds must not repeat: {seeds}")
         for key, values in exp.get("resources", {}).items():
             if len(set(values)) != len(values):
-                raise ConfigError(f"experiments[{i}] ({exp['name']}): resources.{key} must not repeat: {values}")
+                found.append(f"experiments[{i}] ({exp['name']}): resources.{key} must not repeat: {values}")
+    return found
 
 
 def expand_points(experiment: dict) -> list[dict]:

@@ -87,6 +87,38 @@ def test_damaged_record_is_named_set_aside_and_counted_as_failed(tmp_path):
     assert not record.exists() and (point / "record.json.damaged").exists()
 
 
+def test_a_job_the_executor_starts_leaves_records_and_folders_to_the_planning_host(workflow_copy):
+    """A job (Snakemake's --mode remote, as SLURM starts it) reads the workflow again but neither sets
+    damaged records aside nor refuses unwritable folders: that is done once, by the main process."""
+    (workflow_copy / "config" / "unit.yaml").write_text(yaml.safe_dump({"experiments": [experiment()]}))
+    damaged = workflow_copy / "results/unit/nest/nodes1_ranks1_threads2/N0.02_K0.1/seed1/record.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_text('{"status": "o')
+    (workflow_copy / "benchmarks").write_text("")  # a file in the way of every point's benchmark
+    job = "configure_point:experiment=unit,point=nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    mode = [
+        "--mode",
+        "remote",
+        "--target-jobs",
+        job,
+        "--allowed-rules",
+        "configure_point",
+        "--force",
+        "--nolock",
+        "-c1",
+    ]
+    proc = snakemake(workflow_copy, "--configfile", "config/unit.yaml", *mode, check=False)
+    output = proc.stdout + proc.stderr
+    assert "damaged" not in output and "Cannot write" not in output, output[-2000:]
+    assert damaged.read_text() == '{"status": "o'
+    assert (workflow_copy / "results/unit/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1/spec.json").exists(), output[
+        -3000:
+    ]
+    proc = snakemake(workflow_copy, "--configfile", "config/unit.yaml", "--dry-run", check=False)
+    output = proc.stdout + proc.stderr  # the main process names the damaged record, then refuses
+    assert proc.returncode != 0 and "would be set aside" in output and "Cannot write" in output, output[-2000:]
+
+
 @pytest.mark.parametrize("block", ["immutable folder", "file in the way"])
 def test_unwritable_point_folder_is_refused_before_any_job(workflow_copy, block):
     """A point that could not write its results would fail after the others ran and hold back its

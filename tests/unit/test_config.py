@@ -1,13 +1,13 @@
 """Config validation (schema and semantic checks) and expansion into scaling points."""
 
 import copy
+from pathlib import Path
 
 import pytest
-import yaml
 from conftest import REPO, SCHEMA, experiment, validated
-from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from snnbench import config as snnconfig
+from snnbench import config_check, planning, schemas
 from snnbench.network.family import fmt_scale
 
 
@@ -32,17 +32,17 @@ from snnbench.network.family import fmt_scale
 )
 def test_bad_experiment_names_key_and_allowed_values(change, message):
     bad = experiment(**change)
-    with pytest.raises(WorkflowError) as error:
+    with pytest.raises(planning.ConfigRefused) as error:
         validated(bad)
     text = str(error.value)
     assert message in text
-    assert "On instance['experiments'][0]" in text  # names where in the config
+    assert "experiments[0]" in text  # names where in the config
 
 
 def test_missing_required_key_is_named():
     bad = experiment()
     del bad["seeds"]
-    with pytest.raises(WorkflowError, match="'seeds' is a required property"):
+    with pytest.raises(planning.ConfigRefused, match="experiments\\[0\\]: 'seeds' is a required property"):
         validated(bad)
 
 
@@ -56,15 +56,13 @@ def test_defaults_are_filled():
 
 
 def test_duplicate_experiment_names_rejected():
-    cfg = validated(experiment(name="a"), experiment(name="a"))
-    with pytest.raises(snnconfig.ConfigError, match="experiments\\[\\].name must be unique; repeated: a"):
-        snnconfig.check(cfg)
+    with pytest.raises(planning.ConfigRefused, match="experiments\\[\\].name must be unique; repeated: a"):
+        validated(experiment(name="a"), experiment(name="a"))
 
 
 def test_repeated_seeds_rejected():
-    cfg = validated(experiment(seeds=[3, 3]))
-    with pytest.raises(snnconfig.ConfigError, match="seeds must not repeat"):
-        snnconfig.check(cfg)
+    with pytest.raises(planning.ConfigRefused, match="seeds must not repeat"):
+        validated(experiment(seeds=[3, 3]))
 
 
 def test_strong_scaling_points():
@@ -117,9 +115,26 @@ def test_fmt_scale():
     ]
 
 
-def test_default_config_and_experiment_files_are_valid():
-    for path in [REPO / "config" / "config.yaml", *sorted((REPO / "config" / "experiments").glob("*.yaml"))]:
-        cfg = yaml.safe_load(path.read_text())
-        validate(cfg, SCHEMA)
-        snnconfig.check(cfg)
-        assert snnconfig.all_points(cfg), path
+def test_default_config_and_experiment_files_are_valid(monkeypatch):
+    """Each as the workflow reads it: on top of config/config.yaml."""
+    monkeypatch.chdir(REPO)
+    for path in ["config/config.yaml", *sorted(map(str, Path("config/experiments").glob("*.yaml")))]:
+        assert config_check.check([path]) == [], path
+        files = list(dict.fromkeys(["config/config.yaml", path]))
+        assert planning.plan(config_check.read(files), files).points, path
+
+
+def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch):
+    """The planner fills in the schema's defaults itself (from the cached schema, so that a job's
+    start-up does not read it again); they are what Snakemake's validate() fills in."""
+    monkeypatch.chdir(REPO)
+    examples = [[experiment()], [experiment(builds={"b": {"pip": "nest-simulator==3.10.0"}})]]
+    configs = [{"experiments": copy.deepcopy(e)} for e in examples]
+    configs += [config_check.read(["config/config.yaml", str(p)]) for p in Path("config/experiments").glob("*.yaml")]
+    for config in configs:
+        theirs = copy.deepcopy(config)
+        validate(theirs, SCHEMA)
+        assert schemas.fill_defaults(copy.deepcopy(config)) == theirs
+    filled = schemas.fill_defaults({"experiments": [experiment()]})
+    filled["figures"]["experiment"]["scaling"].append("changed")  # a copy, not the cached schema's default
+    assert "changed" not in schemas.schema_default("figures", "experiment")["scaling"]

@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import experiment, validated
-from snakemake.exceptions import WorkflowError
 from snnbench import config as snnconfig
-from snnbench import families, figures, record
+from snnbench import families, figures, planning, record
 from snnbench.data import spec as data_spec
 from snnbench.data import summary
 from snnbench.data.synthetic import SyntheticSHD
@@ -48,13 +47,13 @@ def test_gpu_strategy_only_on_cuda_points_and_needs_cuda():
         ("naive", "cuda"),
         ("gpu", "cuda"),
     }
-    with pytest.raises(snnconfig.ConfigError, match="add cuda to snn_data.devices"):
-        snnconfig.check(validated(data_experiment(strategies=["gpu"])))
+    with pytest.raises(planning.ConfigRefused, match="add cuda to snn_data.devices"):
+        validated(data_experiment(strategies=["gpu"]))
 
 
 def test_real_dataset_needs_a_root():
-    with pytest.raises(snnconfig.ConfigError, match="data_root"):
-        snnconfig.check(validated(data_experiment(datasets=["shd"])))
+    with pytest.raises(planning.ConfigRefused, match="data_root"):
+        validated(data_experiment(datasets=["shd"]))
     cfg = validated(data_experiment(datasets=["shd"], data_root="/nowhere"))
     spec = snnconfig.expand_points(cfg["experiments"][0])[0]
     assert spec["dataset"]["classes"] == 20
@@ -72,14 +71,14 @@ def test_real_dataset_needs_a_root():
     ],
 )
 def test_bad_data_block_names_key(change, message):
-    with pytest.raises(WorkflowError) as error:
+    with pytest.raises(planning.ConfigRefused) as error:
         validated(data_experiment(**change))
-    assert message in str(error.value) and "['snn_data']" in str(error.value)
+    assert message in str(error.value) and ".snn_data" in str(error.value)
 
 
 def test_repeated_values_are_refused():
-    with pytest.raises(snnconfig.ConfigError, match="snn_data.workers must not repeat"):
-        snnconfig.check(validated(data_experiment(workers=[2, 2])))
+    with pytest.raises(planning.ConfigRefused, match="snn_data.workers must not repeat"):
+        validated(data_experiment(workers=[2, 2]))
 
 
 def test_all_families_side_by_side():
