@@ -13,6 +13,12 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 # The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
 DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
+# Source archives of packages not on a package index (GeNN, for envs/pygenn.yaml; snnbench.third_party):
+# $SNNBENCH_THIRD_PARTY if set, else the checkout's third_party/ if it holds any, else ../shared/third_party.
+SNNBENCH_THIRD_PARTY ?= $(abspath $(if $(wildcard third_party/*.tar.gz),third_party,$(wildcard ../shared/third_party)))
+export SNNBENCH_THIRD_PARTY
+# The PD14 simulators' environments that make test uses (besides .venv).
+NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # The pinned `name==version` lines of conda env files' pip sections (as snnbench.environments.pins
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
@@ -86,7 +92,7 @@ compare-builds: env
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
 test: env
-	$(VENV)/bin/python -m snnbench.build_env nest-mpi brian2 brian2genn $(TRAINING_ENVS) $(DATA_ENV)
+	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env

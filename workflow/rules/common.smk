@@ -9,7 +9,7 @@ from snakemake.utils import validate
 
 from snnbench import build_env, builds, environments
 from snnbench import config as snnconfig
-from snnbench import config_check, families, figures, jsonfile, paths, unfinished
+from snnbench import config_check, families, figures, jsonfile, paths, third_party, unfinished
 from snnbench.network import validation_plan
 
 # Refused before any job, in a few lines naming the file, the key and what is allowed.
@@ -22,6 +22,7 @@ try:
     snnconfig.check(config)
 except snnconfig.ConfigError as error:
     raise WorkflowError(f"Error in config ({CONFIG_FILES}): {error}")
+third_party.use_config(config)  # where the environments' builds find source archives
 
 # Every point of every configured experiment, keyed by its results directory.
 POINTS = snnconfig.all_points(config)
