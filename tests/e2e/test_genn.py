@@ -14,8 +14,9 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, copy_workflow, experiment, run_first_point, snakemake, validated
+from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import environments
+from snnbench.network import gpu_summary
 from snnbench.network.models import pd14
 
 TINY = {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 100, "t_sim_ms": 500}
@@ -129,6 +130,10 @@ def test_genn_cpu_through_the_workflow_beside_nest(workflow_run):
     assert genn["rates_agree_with_nest"].all(), genn[[c for c in points if c.startswith("rate_")]]
     assert genn["validation_checked"].all() and genn["validation_passed"].all(), genn["validation_problems"].tolist()
     assert genn["timer_simulate_neuron_update_s"].notna().all()
+    # make bench-gpu's table, on these points: PyGeNN's connectivity apart, every rate agreeing with NEST's.
+    summary = gpu_summary.pd14_summary(points).set_index("simulator")
+    assert summary.loc["genn-cpu (sparse)", "rates vs NEST"].startswith("8/8 agree")
+    assert summary.loc["genn-cpu (sparse)", "seeds"] == 3 and summary.loc["genn-cpu (sparse)", "RTF"] > 0
     for figure in DEFAULT_FIGURES:
         assert (workdir / f"results/g/figures/{figure}.png").stat().st_size > 1000
 
@@ -149,3 +154,22 @@ def test_a_genn_point_without_the_cuda_backend_fails_early_with_the_reason(tmp_p
     assert "has no cuda backend (it has: single_threaded_cpu)" in rec["failure"]["reason"]
     assert rec["wall_time_s"] < 60  # before any code generation or compilation
 
+
+def test_bench_gpu_plans_every_gpu_point(workflow_copy):
+    """make bench-gpu cannot run without a GPU; its plan can: the PD14 GPU experiments' points and the
+    training CUDA points, and the summary after them."""
+    proc = snakemake(workflow_copy, "--configfile", "config/experiments/gpu.yaml", "--dry-run")
+    planned = proc.stdout
+    for name, simulators in {
+        "pd14-gpu-small": ("nest", "genn", "brian2-genn", "brian2-cuda"),
+        "pd14-gpu-small-procedural": ("genn",),
+        "pd14-gpu-full": ("nest", "genn", "brian2-genn"),
+        "pd14-gpu-full-procedural": ("genn",),
+    }.items():
+        scale = "N1_K1" if "full" in name else "N0.1_K0.1"
+        for simulator in simulators:
+            for seed in (55, 56):
+                assert f"experiment={name}, point={simulator}/nodes1_ranks1_threads8/{scale}/seed{seed}" in planned
+    snakemake(workflow_copy, "--configfile", "config/experiments/snn-training-gpu.yaml", "--dry-run")
+    make = subprocess.run(["make", "-n", "bench-gpu"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert "config/experiments/gpu.yaml" in make.stdout and "snnbench.network.gpu_summary" in make.stdout

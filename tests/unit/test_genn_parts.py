@@ -129,3 +129,31 @@ def test_the_config_key_names_the_folder(monkeypatch, tmp_path):
     third_party.use_config({})
     assert third_party.folder() == third_party.DEFAULT_FOLDER
 
+
+# --- make prepare-gpu and make bench-gpu's table ------------------------------------------------
+
+
+def test_the_gpu_bundle_asks_pip_for_the_gpu_machines_python(tmp_path):
+    from snnbench.dev import prepare_gpu
+
+    (command,) = prepare_gpu.wheel_commands("pygenn")
+    assert "--only-binary=:all:" in command and command[command.index("--python-version") + 1] == "3.12"
+    assert set(environments.pins("pygenn")) <= set(command)
+    assert [c for c in prepare_gpu.wheel_commands("norse") if "--no-deps" in c][0][-1] == "norse==1.1.0"
+    (tmp_path / "SHA256SUMS").write_text("ab12  genn-4.9.0.tar.gz\ncd34  genn-5.4.0.tar.gz\n")
+    assert prepare_gpu.archives(tmp_path) == {"genn-4.9.0.tar.gz": "ab12", "genn-5.4.0.tar.gz": "cd34"}
+    small, large = tmp_path / "small.whl", tmp_path / "large.whl"
+    small.write_bytes(b"0" * 1024)
+    large.write_bytes(b"0" * 3 * 2**20)
+    assert prepare_gpu.over_limit([small, large], limit_mb=4) is None
+    assert prepare_gpu.over_limit([small, large], limit_mb=2).startswith("3.0 MiB is more than the 2 MiB")
+
+
+def test_the_gpu_table_keeps_pygenns_connectivity_apart():
+    import pandas as pd
+    from snnbench.network import gpu_summary
+
+    points = pd.DataFrame(
+        {"simulator": ["nest", "genn", "genn", "brian2-genn"], "connectivity": [None, "sparse", "procedural", None]}
+    )
+    assert gpu_summary.simulator_label(points).tolist() == ["nest", "genn (sparse)", "genn (procedural)", "brian2-genn"]
