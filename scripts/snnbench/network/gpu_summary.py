@@ -63,14 +63,15 @@ def rates_vs_nest(points: pd.DataFrame) -> pd.DataFrame:
             {
                 "simulator": simulator,
                 "neuron_scale": scale,
-                "rates vs NEST": f"{text}, max |d| {group['difference'].max():.2f}",
+                "rates vs NEST": f"{text}, max |d| {group['difference_hz'].max():.2f} Hz",
             }
         )
     return pd.DataFrame(rows)
 
 
 def pd14_summary(points: pd.DataFrame) -> pd.DataFrame:
-    points = points.assign(label=simulator_label(points))
+    points = points.copy()  # a wide table: one new column without pandas' fragmentation warning
+    points["label"] = simulator_label(points)
     ok = points[points["status"] == "ok"]
     columns = [c for c in PD14_COLUMNS if c in ok]
     summary = ok.groupby(["neuron_scale", "label"])[columns].median().rename(columns=PD14_COLUMNS)
@@ -79,6 +80,10 @@ def pd14_summary(points: pd.DataFrame) -> pd.DataFrame:
     summary = summary.join(failed.rename("failed"), how="outer").reset_index()
     agreement = rates_vs_nest(points).rename(columns={"simulator": "label"})
     summary = summary.merge(agreement, on=["label", "neuron_scale"], how="left")
+    if "synapses" in summary:
+        summary["synapses"] = summary["synapses"].round().astype("Int64")
+    for column in ("failed", "rates vs NEST"):
+        summary[column] = summary[column].astype(object).fillna("")
     return summary.rename(columns={"label": "simulator", "neuron_scale": "N = K"})
 
 
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 60):
         if "pd14" in found:
-            print("PD14 on GPUs (medians over seeds; RTF = simulate / t_sim)\n")
+            print("PD14 (medians over seeds; RTF = simulate / t_sim)\n")
             print(pd14_summary(found["pd14"]).to_string(index=False, float_format=lambda x: f"{x:.3g}"))
         if "snn-training" in found:
             print("\nsnn-training (medians over seeds)\n")
