@@ -13,12 +13,18 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 # The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
 DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
+# Source archives of packages not on a package index (GeNN, for envs/pygenn.yaml; snnbench.third_party):
+# $SNNBENCH_THIRD_PARTY if set, else the checkout's third_party/ if it holds any, else ../shared/third_party.
+SNNBENCH_THIRD_PARTY ?= $(abspath $(if $(wildcard third_party/*.tar.gz),third_party,$(wildcard ../shared/third_party)))
+export SNNBENCH_THIRD_PARTY
+# The PD14 simulators' environments that make test uses (besides .venv).
+NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # The pinned `name==version` lines of conda env files' pip sections (as snnbench.environments.pins
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -86,7 +92,7 @@ compare-builds: env
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
 test: env
-	$(VENV)/bin/python -m snnbench.build_env nest-mpi brian2 brian2genn $(TRAINING_ENVS) $(DATA_ENV)
+	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: env
@@ -131,6 +137,25 @@ bench-brian2: env env-brian2
 bench-full-scale: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/full-scale-local.yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.full_scale
+
+## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
+## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points
+## (config/experiments/snn-training-gpu.yaml), then one table: RTF, phases, GPU memory, rates vs NEST. Where
+## gpu-bundle/wheels exists (make prepare-gpu), pip installs from it alone. PyGeNN's CUDA backend needs CUDA_PATH.
+GPU_EXPERIMENTS := config/experiments/gpu.yaml config/experiments/snn-training-gpu.yaml
+bench-gpu: export PIP_NO_INDEX := $(if $(wildcard gpu-bundle/wheels),1,$(PIP_NO_INDEX))
+bench-gpu: export PIP_FIND_LINKS := $(if $(wildcard gpu-bundle/wheels),$(abspath gpu-bundle/wheels),$(PIP_FIND_LINKS))
+# PyGeNN builds its CUDA backend where CUDA_PATH names the toolkit: by default nvcc's.
+bench-gpu: export CUDA_PATH ?= $(patsubst %/bin/nvcc,%,$(realpath $(shell command -v nvcc 2>/dev/null)))
+# Each experiment file runs to its end (failed points are recorded with their reasons), then the table.
+bench-gpu: env
+	$(foreach experiments,$(GPU_EXPERIMENTS),$(SNAKEMAKE) --configfile $(experiments) --keep-going $(ARGS) || true;)
+	$(VENV)/bin/python -m snnbench.network.gpu_summary $(GPU_EXPERIMENTS)
+
+## prepare-gpu: for a GPU machine without a package index: the GeNN archives into third_party/ and the GPU
+## environments' wheels for Python 3.12 into gpu-bundle/wheels (both ignored; <= 64 MiB), e.g. ARGS=--dry-run
+prepare-gpu: env
+	$(VENV)/bin/python -m snnbench.dev.prepare_gpu $(ARGS)
 
 ## rerun: recompute one point and the tables/figures, e.g. make rerun POINT=results/<exp>/nest/.../seed55
 rerun: env

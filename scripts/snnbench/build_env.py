@@ -18,10 +18,11 @@ import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
-from snnbench import builds, environments
+from snnbench import builds, environments, third_party
 from snnbench.paths import REPO
 
 # Run in the new environment: the simulator's own account of itself (PyNEST's build_info).
@@ -74,6 +75,22 @@ def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
     )
 
 
+def _build_archive(archive: dict, prefix: Path, log) -> None:
+    """The package of a source archive (envs/<name>.yaml's `# archive:` line), built against the
+    environment's pins without isolation; its unpacked tree goes once it is installed."""
+    try:
+        path = third_party.locate(archive)
+    except third_party.ArchiveMissing as error:
+        raise BuildFailed(str(error)) from None
+    log.write(f"[snnbench] building {path} (SHA-256 {archive['sha256']})\n")
+    tree = prefix / "archive-source"
+    with tarfile.open(path) as tar:
+        tar.extractall(tree, filter="data")
+    (top,) = [p for p in tree.iterdir() if p.is_dir()] or [tree]
+    _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(top)], log, f"building {archive['file']}")
+    shutil.rmtree(tree, ignore_errors=True)
+
+
 def compiler(prefix: Path) -> str | None:
     """The C++ compiler of a source build, as CMake found it, with its version line."""
     cache = prefix / "cmake-build" / "CMakeCache.txt"
@@ -109,6 +126,8 @@ def _provenance(build: dict, prefix: Path, started: float) -> dict:
         probe = prefix / "simulator.json"
         subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
         info["simulator"] = json.loads(probe.read_text())
+    if build.get("archive"):
+        info["archive_path"] = str(third_party.locate(build["archive"]))
     if "source" in build:
         info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
@@ -139,6 +158,8 @@ def _install(build: dict, prefix: Path, log, threads: int) -> None:
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
         _build_source(build, prefix, log, threads)
+    if build.get("archive"):
+        _build_archive(build["archive"], prefix, log)
     if build.get("script"):
         _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
 

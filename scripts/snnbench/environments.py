@@ -22,6 +22,7 @@ import re
 import sys
 from pathlib import Path
 
+from snnbench import third_party
 from snnbench.paths import ENVS, REPO
 
 # Where cached environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
@@ -56,9 +57,17 @@ def python_version(env: str) -> str:
     return found[0]
 
 
+def cuda_toolkit() -> bool:
+    """Whether $CUDA_PATH names a CUDA toolkit: where it does, PyGeNN's build adds its CUDA backend."""
+    return bool(os.environ.get("CUDA_PATH")) and Path(os.environ["CUDA_PATH"]).is_dir()
+
+
 def definition(env: str) -> dict:
     """What defines environment `env`, nothing about where it is used: the content of its cache key."""
     script = INSTALL_SCRIPTS.get(env)
+    archive = third_party.archive_line(_lines(env), f"envs/{env}.yaml")
+    # Only environments with an archive have the key (the others' keys, and caches, stay as they were).
+    extra = {"archive": {**archive, "cuda": cuda_toolkit()}} if archive else {}
     return {
         "environment": env,
         "python": python_version(env),
@@ -67,6 +76,7 @@ def definition(env: str) -> dict:
         "script": script,
         "script_sha256": hashlib.sha256((REPO / script).read_bytes()).hexdigest()[:16] if script else None,
         "machine": platform.machine(),
+        **extra,
     }
 
 

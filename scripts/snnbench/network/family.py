@@ -14,7 +14,7 @@ from pathlib import Path
 from snnbench import builds
 from snnbench.families.base import Family
 from snnbench.network import execute, models, race, table
-from snnbench.network.simulators import SIMULATORS, EnvironmentMissing, environment_for
+from snnbench.network.simulators import SIMULATORS, EnvironmentMissing, environment_for, genn
 
 
 def fmt_scale(x: float) -> str:
@@ -70,6 +70,7 @@ class Network(Family):
                 problems.append(
                     f"{where}: {self.name}.{key} = {model[key]:g} is not a multiple of the resolution {dt_ms} ms"
                 )
+        problems += genn.option_problems(where, experiment)
         race = experiment.get("race", {})
         if race.get("recipe") == "performance" and model.get("record_spikes", True):
             problems.append(f"{where}: race.recipe performance records no spikes: set {self.name}.record_spikes: false")
@@ -257,9 +258,10 @@ def _shape(res: dict, sep: str) -> str:
 
 def _add_simulator_fields(spec: dict, experiment: dict) -> None:
     """Fields only some simulators have, added only to their points (other points' specs, and so
-    their finished results, stay as they were): GPUs per point, and the Brian2 options."""
-    gpus = SIMULATORS[spec["simulator"]].gpus
-    if gpus:
-        spec["resources"]["gpus"] = gpus
-    if spec["simulator"].startswith("brian2-"):
-        spec["simulator_options"] = dict(experiment.get("brian2", {}))
+    their finished results, stay as they were): GPUs per point, and the simulator's options (the
+    experiment's `brian2` or `genn`)."""
+    simulator = SIMULATORS[spec["simulator"]]
+    if simulator.gpus:
+        spec["resources"]["gpus"] = simulator.gpus
+    if simulator.options:
+        spec["simulator_options"] = dict(experiment.get(simulator.options, {}))

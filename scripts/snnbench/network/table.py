@@ -70,7 +70,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     row.update(rec["memory"])
     row.update(rec["network"])
     row["simulator_version"] = rec["simulator"]["version"]
-    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb"):  # Brian2's devices
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb", "connectivity"):  # Brian2's and GeNN's
         if key in rec["simulator"]:
             row[key] = rec["simulator"][key]
     if "build" in rec["simulator"]:

@@ -237,6 +237,7 @@ class PD14(NetworkModel):
             ("brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda"),
             "snnbench.network.simulators.brian2_pd14:Brian2Backend",
         ),
+        **dict.fromkeys(("genn", "genn-cpu"), "snnbench.network.simulators.genn:GennBackend"),
     }
 
     def size(self, params: dict) -> Size:

@@ -24,6 +24,8 @@ class Simulator:
     gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
     # The package an experiment's `builds` replace (snnbench.builds); None: the simulator has no builds.
     build_package: str | None = None
+    # The experiment's key of the simulator's options (the spec's simulator_options); None: it has none.
+    options: str | None = None
 
 
 SIMULATORS = {
@@ -38,11 +40,14 @@ SIMULATORS = {
         build_package="nest-simulator",
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
-    "brian2-runtime": Simulator(environment="brian2"),
-    "brian2-cpp": Simulator(environment="brian2"),
-    "brian2-genn": Simulator(environment="brian2genn", gpus=1),
-    "brian2-genn-cpu": Simulator(environment="brian2genn"),
-    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1),
+    "brian2-runtime": Simulator(environment="brian2", options="brian2"),
+    "brian2-cpp": Simulator(environment="brian2", options="brian2"),
+    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2"),
+    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2"),
+    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2"),
+    # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
+    "genn": Simulator(environment="pygenn", gpus=1, options="genn"),
+    "genn-cpu": Simulator(environment="pygenn", options="genn"),
 }
 
 

@@ -1,0 +1,65 @@
+"""Source archives of packages that are not on a package index (GeNN), named by an environment
+file's `# archive: <file> sha256=<hex>` line (envs/pygenn.yaml).
+
+An archive is looked up by its file name in one folder: $SNNBENCH_THIRD_PARTY (the workflow's config
+key `third_party` sets it), else the checkout's ignored third_party/ (scripts/prepare_gpu_machine.sh
+fills it). Its SHA-256 is part of the environment's key, never its path: the same archive anywhere
+makes the same environment, and a file whose checksum differs is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from snnbench.paths import REPO
+
+FOLDER_ENV = "SNNBENCH_THIRD_PARTY"
+DEFAULT_FOLDER = REPO / "third_party"
+ARCHIVE_LINE = re.compile(r"^#\s*archive:\s*(\S+)\s+sha256=([0-9a-f]{64})\s*$")
+
+
+class ArchiveMissing(RuntimeError):
+    """The archive is not where it is looked for, or its checksum differs; the message says what to do."""
+
+
+def archive_line(lines: list[str], where: str) -> dict | None:
+    """The archive an environment file names ({file, sha256}), None if it names none."""
+    found = [m.groups() for line in lines if (m := ARCHIVE_LINE.match(line.strip()))]
+    if len(found) > 1:
+        raise ArchiveMissing(f"{where}: more than one `# archive:` line; one is allowed")
+    return {"file": found[0][0], "sha256": found[0][1]} if found else None
+
+
+def use_config(config: dict) -> None:
+    """The workflow's config key `third_party` names the folder for this run and its jobs."""
+    if config.get("third_party"):
+        os.environ[FOLDER_ENV] = str(Path(config["third_party"]).expanduser().absolute())
+
+
+def folder() -> Path:
+    return Path(os.environ.get(FOLDER_ENV) or DEFAULT_FOLDER).expanduser().absolute()
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def locate(archive: dict) -> Path:
+    """The archive's file, its checksum checked."""
+    path = folder() / archive["file"]
+    if not path.is_file():
+        raise ArchiveMissing(
+            f"{archive['file']} is not in {path.parent}: put it there, or set ${FOLDER_ENV} (or the config key "
+            f"third_party) to the folder that holds it (docs/genn.md says where it comes from)"
+        )
+    found = sha256(path)
+    if found != archive["sha256"]:
+        raise ArchiveMissing(f"{path}: SHA-256 {found}, but the environment file names {archive['sha256']}")
+    return path

@@ -1,0 +1,159 @@
+"""PyGeNN's pure parts: the spike recording buffer's order, delays in GeNN's steps, the build key,
+the genn points' specs, and the source archive an environment is built from (envs/pygenn.yaml).
+tests/e2e/test_genn.py runs PD14 on GeNN's CPU backend through the workflow."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from conftest import config_problems, experiment, validated
+from snnbench import config as snnconfig
+from snnbench import environments, third_party
+from snnbench.network.models import pd14
+from snnbench.network.simulators import environment_for, genn
+
+
+@pytest.mark.parametrize(("presim", "sim"), [(0, 50), (30, 50), (50, 50), (120, 50), (7, 13)])
+def test_the_recording_buffer_is_read_in_time_order(presim, sim):
+    # GeNN writes step s into slot s % sim and labels slot k as step presim + k.
+    true_steps = np.arange(presim, presim + sim)
+    slots = true_steps % sim
+    labelled = presim + slots
+    assert np.array_equal(genn.spike_steps(labelled, presim, sim), true_steps)
+
+
+def test_delays_in_steps_and_the_delay_buffer():
+    params = genn.delay_params(1.5, 0.75)
+    assert params["meanSteps"] == pytest.approx(15.0) and params["sdSteps"] == pytest.approx(7.5)
+    assert params["minSteps"] == 0.5  # NEST redraws delays below dt/2
+    assert params["maxSteps"] == pytest.approx((1.5 + genn.DELAY_BOUND_SD * 0.75) / pd14.DT_MS)
+    net = pd14.derive(0.1, 0.1)
+    slots = genn.dendritic_delay_slots(net)
+    # The longest drawable delay fits the buffer: slots hold delays 0 .. rint(max).
+    longest = max(
+        genn.delay_params(m, s)["maxSteps"] for m, s in zip(net.delay_mean_ms.flat, net.delay_sd_ms.flat, strict=True)
+    )
+    assert slots == round(longest) + 1
+
+
+def test_the_build_key_follows_what_the_generated_code_depends_on():
+    spec = snnconfig.expand_points(validated(experiment(simulators=["genn-cpu"]))["experiments"][0])[0]
+    key = genn.build_key(spec, "/env")
+    assert genn.build_key({**spec, "seed": spec["seed"] + 1}, "/env") != key  # the seed is compiled in
+    procedural = {**spec, "simulator_options": {"procedural_connectivity": True}}
+    assert genn.build_key(procedural, "/env") != key
+    assert genn.build_key(spec, "/other-env") != key
+    # 100 (YAML) and 100.0 (Python) are the same model.
+    as_int = {**spec, "model": {**spec["model"], "t_sim_ms": 100}}
+    assert genn.build_key(as_int, "/env") == genn.build_key(
+        {**spec, "model": {**spec["model"], "t_sim_ms": 100.0}}, "/env"
+    )
+
+
+def test_genn_points_get_their_options_gpus_and_environment():
+    exp = experiment(simulators=["nest", "genn", "genn-cpu"])
+    specs = {s["simulator"]: s for s in snnconfig.expand_points(validated(exp)["experiments"][0])}
+    assert specs["genn"]["resources"]["gpus"] == 1 and "gpus" not in specs["genn-cpu"]["resources"]
+    procedural = validated(experiment(simulators=["genn"], genn={"procedural_connectivity": True}))
+    assert snnconfig.expand_points(procedural["experiments"][0])[0]["simulator_options"] == {
+        "procedural_connectivity": True
+    }
+    assert "simulator_options" not in specs["nest"]
+    assert environment_for(specs["genn"]) == environment_for(specs["genn-cpu"]) == "pygenn"
+    defaults = validated(experiment(simulators=["genn-cpu"]))["experiments"][0]
+    assert snnconfig.expand_points(defaults)[0]["simulator_options"] == {"procedural_connectivity": False}
+    assert (
+        pd14.PD14.builders["genn"] == pd14.PD14.builders["genn-cpu"] == "snnbench.network.simulators.genn:GennBackend"
+    )
+
+
+def test_procedural_connectivity_on_the_cpu_backend_is_refused_before_any_job():
+    refused = config_problems(experiment(simulators=["genn", "genn-cpu"], genn={"procedural_connectivity": True}))
+    assert any("(unit): genn.procedural_connectivity needs GeNN's CUDA backend" in line for line in refused)
+    assert config_problems(experiment(simulators=["genn"], genn={"procedural_connectivity": True})) == []
+
+
+def test_an_unknown_genn_option_is_refused():
+    with pytest.raises(Exception, match="procedual"):
+        validated(experiment(simulators=["genn-cpu"], genn={"procedual_connectivity": True}))
+
+
+# --- The source archive of envs/pygenn.yaml -------------------------------------------------------
+
+
+def test_the_archive_and_cuda_are_in_the_key_only_of_environments_with_an_archive(monkeypatch, tmp_path):
+    defined = environments.definition("pygenn")
+    assert defined["archive"]["file"] == "genn-5.4.0.tar.gz" and len(defined["archive"]["sha256"]) == 64
+    assert "archive" not in environments.definition("brian2")  # other keys, and caches, stay as they were
+    assert str(tmp_path) not in repr(defined)  # the archive's place is not part of the key
+    monkeypatch.setenv("CUDA_PATH", str(tmp_path))
+    assert environments.definition("pygenn")["archive"]["cuda"] is True
+    assert environments.content_key(environments.definition("pygenn")) != environments.content_key(defined)
+
+
+def test_the_archive_line_is_read_once():
+    line = "# archive: genn-5.4.0.tar.gz sha256=" + "0" * 64
+    assert third_party.archive_line(["channels:", line], "envs/x.yaml") == {
+        "file": "genn-5.4.0.tar.gz",
+        "sha256": "0" * 64,
+    }
+    assert third_party.archive_line(["# archive of something"], "envs/x.yaml") is None
+    with pytest.raises(third_party.ArchiveMissing, match=r"envs/x.yaml: more than one `# archive:` line"):
+        third_party.archive_line([line, line], "envs/x.yaml")
+
+
+def test_an_archive_is_found_by_folder_and_checked(monkeypatch, tmp_path):
+    data = b"not really GeNN"
+    archive = {"file": "genn-0.tar.gz", "sha256": hashlib.sha256(data).hexdigest()}
+    monkeypatch.setenv(third_party.FOLDER_ENV, str(tmp_path))
+    with pytest.raises(
+        third_party.ArchiveMissing, match=rf"genn-0.tar.gz is not in {tmp_path}: .*SNNBENCH_THIRD_PARTY"
+    ):
+        third_party.locate(archive)
+    (tmp_path / "genn-0.tar.gz").write_bytes(data)
+    assert third_party.locate(archive) == tmp_path / "genn-0.tar.gz"
+    (tmp_path / "genn-0.tar.gz").write_bytes(data + b"!")
+    with pytest.raises(third_party.ArchiveMissing, match=r"SHA-256 [0-9a-f]{64}, but the environment file names"):
+        third_party.locate(archive)
+    monkeypatch.delenv(third_party.FOLDER_ENV)
+    assert third_party.folder() == third_party.DEFAULT_FOLDER
+
+
+def test_the_config_key_names_the_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(third_party.FOLDER_ENV, raising=False)
+    third_party.use_config({"third_party": str(tmp_path)})
+    assert third_party.folder() == tmp_path
+    monkeypatch.delenv(third_party.FOLDER_ENV)
+    third_party.use_config({})
+    assert third_party.folder() == third_party.DEFAULT_FOLDER
+
+
+# --- make prepare-gpu and make bench-gpu's table ------------------------------------------------
+
+
+def test_the_gpu_bundle_asks_pip_for_the_gpu_machines_python(tmp_path):
+    from snnbench.dev import prepare_gpu
+
+    (command,) = prepare_gpu.wheel_commands("pygenn")
+    assert "--only-binary=:all:" in command and command[command.index("--python-version") + 1] == "3.12"
+    assert set(environments.pins("pygenn")) <= set(command)
+    assert [c for c in prepare_gpu.wheel_commands("norse") if "--no-deps" in c][0][-1] == "norse==1.1.0"
+    (tmp_path / "SHA256SUMS").write_text("ab12  genn-4.9.0.tar.gz\ncd34  genn-5.4.0.tar.gz\n")
+    assert prepare_gpu.archives(tmp_path) == {"genn-4.9.0.tar.gz": "ab12", "genn-5.4.0.tar.gz": "cd34"}
+    small, large = tmp_path / "small.whl", tmp_path / "large.whl"
+    small.write_bytes(b"0" * 1024)
+    large.write_bytes(b"0" * 3 * 2**20)
+    assert prepare_gpu.over_limit([small, large], limit_mb=4) is None
+    assert prepare_gpu.over_limit([small, large], limit_mb=2).startswith("3.0 MiB is more than the 2 MiB")
+
+
+def test_the_gpu_table_keeps_pygenns_connectivity_apart():
+    import pandas as pd
+    from snnbench.network import gpu_summary
+
+    points = pd.DataFrame(
+        {"simulator": ["nest", "genn", "genn", "brian2-genn"], "connectivity": [None, "sparse", "procedural", None]}
+    )
+    assert gpu_summary.simulator_label(points).tolist() == ["nest", "genn (sparse)", "genn (procedural)", "brian2-genn"]
