@@ -66,9 +66,10 @@ def load(config: dict, files=(), *, checked: bool = False) -> dict:
     `config` is this dict) and checked for what the schema cannot express. Raises ConfigRefused.
     checked: the process that started this one checked it (a job the executor starts): fill in
     the defaults only."""
-    problems = [] if checked else config_problems(config)
+    schema = families.config_schema()  # the schema file and the blocks of models registered from outside
+    problems = [] if checked else config_problems(config, schema)
     if not problems:
-        fill_defaults(config)
+        fill_defaults(config, schema)
         problems = [] if checked else snnconfig.problems(config)
     if problems:
         raise ConfigRefused(files, problems)

@@ -61,10 +61,10 @@ def _validator(schema: dict, fill_defaults: bool = False):
     return cls(schema)
 
 
-def fill_defaults(config: dict) -> dict:
+def fill_defaults(config: dict, schema: dict | None = None) -> dict:
     """The config schema's defaults, filled into `config` in place where a key is absent (the schema is
     the one place they are written). Returns `config`."""
-    for _ in _validator(load_schema(CONFIG_SCHEMA), fill_defaults=True).iter_errors(config):
+    for _ in _validator(schema or load_schema(CONFIG_SCHEMA), fill_defaults=True).iter_errors(config):
         pass
     return config
 

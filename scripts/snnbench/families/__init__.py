@@ -7,10 +7,13 @@ its schema block, and its environments. Nothing outside the family's modules nam
 
 from __future__ import annotations
 
+import copy
 import importlib
+import os
 from functools import cache
 
 from snnbench.families.base import Family
+from snnbench.schemas import CONFIG_SCHEMA, load_schema
 
 # name -> "module:Class", imported on demand (a family's modules may need its own environment).
 FAMILIES = {
@@ -51,3 +54,16 @@ def of_experiment(experiment: dict) -> Family:
 def of_spec(spec: dict) -> Family:
     """The family of a point; specs written before families existed are PD14 or name their model."""
     return get(spec.get("model_name", DEFAULT))
+
+
+def config_schema() -> dict:
+    """The config schema with every registered family's experiment block: the schema file, plus the
+    parameter blocks of network models registered from outside (snnbench.network.models)."""
+    network_models = importlib.import_module(NETWORK_MODELS)
+    return _config_schema(os.environ.get(network_models.EXTRA_VARIABLE, ""))
+
+
+@cache
+def _config_schema(registered_models: str) -> dict:  # cached per value of the models' variable
+    schema = copy.deepcopy(load_schema(CONFIG_SCHEMA))
+    return importlib.import_module(NETWORK_MODELS).compose_schema(schema)

@@ -10,7 +10,9 @@ workflow, its jobs, the ranks) inherits it.
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import os
 from functools import cache
 
@@ -41,3 +43,24 @@ def get(name: str) -> NetworkModel:
     """The model named `name`; KeyError if none is registered under it."""
     module, cls = registered()[name].split(":")
     return getattr(importlib.import_module(module), cls)()
+
+
+def compose_schema(schema: dict) -> dict:
+    """The config schema with the parameter block of every model registered from outside: its name
+    in the `model` enum, its block (the model's `parameter_schema`) a key of a network experiment,
+    and the rules the schema writes for PD14's block (required for its model; one neuron scale for
+    the scaling) repeated for it. The package's own models are written in the schema file."""
+    experiment = schema["$defs"]["experiment"]
+    enum = experiment["properties"]["model"]["enum"]
+    rules = [rule for rule in experiment["allOf"] if f'"{DEFAULT}"' in json.dumps(rule)]
+    for name in registered():
+        if name in enum:
+            continue
+        block = get(name).parameter_schema
+        if block is None:
+            raise ValueError(f"network model {name!r} ({registered()[name]}) declares no parameter_schema")
+        enum.append(name)
+        experiment["properties"][name] = copy.deepcopy(block)
+        for rule in rules:
+            experiment["allOf"].append(json.loads(json.dumps(rule).replace(f'"{DEFAULT}"', json.dumps(name))))
+    return schema

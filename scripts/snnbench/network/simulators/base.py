@@ -34,7 +34,7 @@ class RankOutput:
 
 
 class Backend:
-    """One simulator running PD14. Subclasses implement each phase as a method."""
+    """One simulator running one network model. Subclasses implement each phase as a method."""
 
     name = "abstract"
 

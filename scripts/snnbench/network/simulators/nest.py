@@ -12,15 +12,19 @@ class NestBackend(Backend):
     name = "nest"
 
     def setup(self) -> None:
+        self.start_kernel(pd14.DT_MS)
+        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+
+    def start_kernel(self, resolution_ms: float) -> None:
+        """NEST's kernel for this point: threads, resolution, seed (every model's builder on NEST)."""
         import nest  # imported here so that the import is timed as part of setup
 
         self.nest = nest
         nest.verbosity = nest.VerbosityLevel.WARNING
         nest.ResetKernel()
         nest.local_num_threads = self.spec["resources"]["threads_per_rank"]
-        nest.resolution = pd14.DT_MS
+        nest.resolution = resolution_ms
         nest.rng_seed = self.spec["seed"]
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
 
     def create(self) -> None:
         nest, net = self.nest, self.net
