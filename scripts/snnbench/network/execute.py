@@ -86,6 +86,7 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
     model, network_model = spec["model"], models.of_spec(spec)
     merged = merge_ranks(ranks)
     net = network_model.size(model)
+    model_results = network_model.results(model, [r.get("model_results", {}) for r in ranks])
     t_sim_s = model["t_sim_ms"] * 1e-3
     if model["record_spikes"]:
         stats = activity.population_stats(
@@ -97,6 +98,8 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             network_model.populations,
         )
         verdict = activity.verdict(stats, bounds, network_model.reference_rates(model))
+        verdict["problems"] += network_model.activity_problems(model, stats, model_results)
+        verdict["plausible"] = not verdict["problems"]
         populations = stats
     else:
         verdict, populations = (
@@ -115,6 +118,7 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             "expected_synapses": net.total_synapses,
         },
         "populations": populations,
+        "model_results": model_results,
         "activity": verdict,
         "spikes": spikes,
         "synaptic_events": events,

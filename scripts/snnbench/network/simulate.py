@@ -65,6 +65,7 @@ def run(spec: dict, outdir: Path) -> Path:
         "energy": meter.report(),
         "simulator_version": out.simulator_version,
         "simulator_info": out.simulator_info,
+        "model_results": out.model_results,
     }
     path = outdir / f"rank{out.rank}.json"
     path.write_text(json.dumps(rank_record, indent=1))

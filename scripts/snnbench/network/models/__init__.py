@@ -18,7 +18,10 @@ from functools import cache
 
 from snnbench.network.models.base import NetworkModel
 
-MODELS = {"pd14": "snnbench.network.models.pd14:PD14"}
+MODELS = {
+    "pd14": "snnbench.network.models.pd14:PD14",
+    "hpc_benchmark": "snnbench.network.models.hpc_benchmark:HpcBenchmark",
+}
 DEFAULT = "pd14"  # the model of a spec written before models had names
 EXTRA_VARIABLE = "SNNBENCH_NETWORK_MODELS"
 
@@ -49,7 +52,8 @@ def compose_schema(schema: dict) -> dict:
     """The config schema with the parameter block of every model registered from outside: its name
     in the `model` enum, its block (the model's `parameter_schema`) a key of a network experiment,
     and the rules the schema writes for PD14's block (required for its model; one neuron scale for
-    the scaling) repeated for it. The package's own models are written in the schema file."""
+    the scaling) repeated for it. PD14's block is written in the schema file; every other model's
+    is its module's `parameter_schema`."""
     experiment = schema["$defs"]["experiment"]
     enum = experiment["properties"]["model"]["enum"]
     rules = [rule for rule in experiment["allOf"] if f'"{DEFAULT}"' in json.dumps(rule)]

@@ -37,8 +37,8 @@ class NetworkModel:
     dt_ms = 0.1  # the simulation resolution; model times must be multiples of it
     # simulator -> "module:Class" of the Backend that builds this model on it.
     builders: dict[str, str] = {}
-    # JSON schema of the model's parameter block, for models declared outside the config schema
-    # (the package's own models are declared in workflow/schemas/config.schema.yaml).
+    # JSON schema of the model's parameter block (composed into the config schema; PD14's is
+    # written in workflow/schemas/config.schema.yaml).
     parameter_schema: dict | None = None
 
     def size(self, params: dict) -> Size:
@@ -51,6 +51,16 @@ class NetworkModel:
     def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
         """Problems of the experiment's parameter block (params: each point's) the schema cannot
         express, each naming the key."""
+        return []
+
+    def results(self, params: dict, rank_results: list[dict]) -> dict:
+        """The model's own results from what each rank's builder reported in
+        RankOutput.model_results (e.g. weights after plasticity); {}: none."""
+        return {}
+
+    def activity_problems(self, params: dict, populations: list[dict], results: dict) -> list[str]:
+        """What makes a run's activity implausible for this model beyond the config's bounds
+        (populations: the statistics per population; results: from results())."""
         return []
 
     def estimate_mem_mb(self, spec: dict) -> int:

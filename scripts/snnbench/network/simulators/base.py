@@ -31,6 +31,8 @@ class RankOutput:
     # Spikes of this rank's neurons in the measured window from the simulator's own counter
     # (without recording them); None where the simulator has none.
     spike_counter: int | None = None
+    # What the model's results() gathers over the ranks (snnbench.network.models.base).
+    model_results: dict = field(default_factory=dict)
 
 
 class Backend:

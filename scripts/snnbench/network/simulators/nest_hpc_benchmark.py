@@ -1,0 +1,68 @@
+"""hpc_benchmark on NEST: the kernel, phases, timers and output of NEST's PD14 backend, with
+this model's network."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snnbench.network.models import hpc_benchmark as hpc
+from snnbench.network.simulators.nest import NestBackend
+
+PLASTIC = "hpc_benchmark_ee"
+
+
+class HpcBenchmarkNest(NestBackend):
+    def setup(self) -> None:
+        self.start_kernel(hpc.DT_MS)
+        self.net = hpc.derive(self.model["neuron_scale"], self.model["indegree_scale"])
+
+    def create(self) -> None:
+        nest, net = self.nest, self.net
+        params = {
+            "C_m": hpc.NEURON["C_m_pF"],
+            "tau_m": hpc.NEURON["tau_m_ms"],
+            "tau_syn_ex": hpc.NEURON["tau_syn_ms"],
+            "tau_syn_in": hpc.NEURON["tau_syn_ms"],
+            "t_ref": hpc.NEURON["t_ref_ms"],
+            "E_L": hpc.NEURON["E_L_mV"],
+            "V_th": hpc.NEURON["V_th_mV"],
+            "V_reset": hpc.NEURON["V_reset_mV"],
+            "tau_minus": hpc.NEURON["tau_minus_ms"],
+        }
+        self.populations = [nest.Create("iaf_psc_alpha", int(n), params=params) for n in net.num_neurons]
+        for population in self.populations:
+            population.V_m = nest.random.normal(hpc.V0_MEAN_MV, hpc.V0_SD_MV)
+        self.drive = nest.Create("poisson_generator", params={"rate": net.external_rate_hz})
+        if self.model["record_spikes"]:
+            self.recorder = nest.Create("spike_recorder", params={"start": self.model["t_presim_ms"]})
+        nest.CopyModel("stdp_pl_synapse_hom", PLASTIC, {**hpc.STDP, "weight": net.weight_exc_pA})
+        nest.CopyModel("static_synapse", "hpc_benchmark_from_E", {"weight": net.weight_exc_pA})
+        nest.CopyModel("static_synapse", "hpc_benchmark_from_I", {"weight": net.weight_inh_pA})
+        self.synapse_models = [PLASTIC, "hpc_benchmark_from_E", "hpc_benchmark_from_I"]
+
+    def connect(self) -> None:
+        nest, net = self.nest, self.net
+        exc, inh = self.populations
+        delay = {"delay": hpc.DELAY_MS}
+        for targets, source, indegree, model in (
+            (exc, exc, net.indegree[0], PLASTIC),
+            (inh, exc, net.indegree[0], "hpc_benchmark_from_E"),
+            (exc, inh, net.indegree[1], "hpc_benchmark_from_I"),
+            (inh, inh, net.indegree[1], "hpc_benchmark_from_I"),
+        ):
+            rule = {"rule": "fixed_indegree", "indegree": int(indegree), "allow_autapses": False}
+            nest.Connect(source, targets, rule, {"synapse_model": model, **delay})
+        for population in self.populations:
+            nest.Connect(self.drive, population, syn_spec={"weight": net.weight_exc_pA, **delay})
+            if self.model["record_spikes"]:
+                nest.Connect(population, self.recorder)
+
+    def output(self):
+        out = super().output()
+        # This rank's E->E weights after the run (the model's results() merges the ranks).
+        connections = self.nest.GetConnections(synapse_model=PLASTIC)
+        values = np.atleast_1d(np.asarray(connections.get("weight") if len(connections) else [], dtype=float))
+        out.model_results = {
+            "ee_weights": {"count": int(len(values)), "sum": float(values.sum()), "sum_sq": float((values**2).sum())}
+        }
+        return out
