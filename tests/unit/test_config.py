@@ -4,10 +4,11 @@ import copy
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SCHEMA, experiment, validated
+import yaml
+from conftest import REPO, experiment, validated
 from snakemake.utils import validate
 from snnbench import config as snnconfig
-from snnbench import config_check, planning, schemas
+from snnbench import config_check, families, planning, schemas
 from snnbench.network.family import fmt_scale
 
 
@@ -124,17 +125,20 @@ def test_default_config_and_experiment_files_are_valid(monkeypatch):
         assert planning.plan(config_check.read(files), files).points, path
 
 
-def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch):
+def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch, tmp_path):
     """The planner fills in the schema's defaults itself (from the cached schema, so that a job's
-    start-up does not read it again); they are what Snakemake's validate() fills in."""
+    start-up does not read it again); they are what Snakemake's validate() fills in, given the
+    schema the planner checks with (the file and the network models' blocks)."""
     monkeypatch.chdir(REPO)
+    composed = tmp_path / "config.schema.yaml"
+    composed.write_text(yaml.safe_dump(families.config_schema()))
     examples = [[experiment()], [experiment(builds={"b": {"pip": "nest-simulator==3.10.0"}})]]
     configs = [{"experiments": copy.deepcopy(e)} for e in examples]
     configs += [config_check.read(["config/config.yaml", str(p)]) for p in Path("config/experiments").glob("*.yaml")]
     for config in configs:
         theirs = copy.deepcopy(config)
-        validate(theirs, SCHEMA)
-        assert schemas.fill_defaults(copy.deepcopy(config)) == theirs
+        validate(theirs, str(composed))
+        assert schemas.fill_defaults(copy.deepcopy(config), families.config_schema()) == theirs
     filled = schemas.fill_defaults({"experiments": [experiment()]})
     filled["figures"]["experiment"]["scaling"].append("changed")  # a copy, not the cached schema's default
     assert "changed" not in schemas.schema_default("figures", "experiment")["scaling"]

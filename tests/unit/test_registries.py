@@ -5,10 +5,9 @@ import re
 
 import pytest
 import yaml
-from conftest import REPO, SCHEMA
-from snakemake.utils import validate
+from conftest import REPO
 from snnbench import config as snnconfig
-from snnbench import environments, families, paths
+from snnbench import environments, families, paths, planning
 from snnbench.network.simulators import SIMULATORS
 from snnbench.training.spec import FRAMEWORKS
 
@@ -83,7 +82,7 @@ def test_point_paths_match_the_workflow_pattern(path):
     """Every point's directory is results/<experiment>/<point> with <point> matching its family's
     expression (the workflow's wildcard constraint) and glob (`make rerun-failed`)."""
     config = yaml.safe_load(path.read_text())
-    validate(config, str(SCHEMA))
+    planning.load(config)  # checked, defaults filled in, as the workflow plans it
     for point_dir, spec in snnconfig.all_points(config).items():
         family = families.of_spec(spec)
         point = point_dir.removeprefix(f"results/{spec['experiment']}/")
@@ -99,6 +98,6 @@ RESOURCES = {"threads", "mem_mb", "nodes", "tasks", "tasks_per_node", "cpus_per_
 def test_every_family_gives_every_resource_the_execute_rule_asks_for(path):
     """workflow/rules/execute.smk asks each point's family for these resources, whatever the family."""
     config = yaml.safe_load(path.read_text())
-    validate(config, str(SCHEMA))
+    planning.load(config)  # checked, defaults filled in, as the workflow plans it
     for spec in snnconfig.all_points(config).values():
         assert set(families.of_spec(spec).resources(spec, config)) == RESOURCES, spec["path"]

@@ -56,7 +56,9 @@ def compose_schema(schema: dict) -> dict:
     is its module's `parameter_schema`."""
     experiment = schema["$defs"]["experiment"]
     enum = experiment["properties"]["model"]["enum"]
-    rules = [rule for rule in experiment["allOf"] if f'"{DEFAULT}"' in json.dumps(rule)]
+    # The default model's rules on its block that hold for any model's (one neuron scale per scaling).
+    rules = [rule for rule in experiment["allOf"] if f'"{DEFAULT}"' in json.dumps(rule.get("then", {}))]
+    rules = [rule for rule in rules if "scaling" in json.dumps(rule.get("if", {}))]
     for name in registered():
         if name in enum:
             continue
@@ -65,6 +67,8 @@ def compose_schema(schema: dict) -> dict:
             raise ValueError(f"network model {name!r} ({registered()[name]}) declares no parameter_schema")
         enum.append(name)
         experiment["properties"][name] = copy.deepcopy(block)
+        required = {"required": ["model"], "properties": {"model": {"const": name}}}
+        experiment["allOf"].append({"if": required, "then": {"required": [name]}})
         for rule in rules:
             experiment["allOf"].append(json.loads(json.dumps(rule).replace(f'"{DEFAULT}"', json.dumps(name))))
     return schema
