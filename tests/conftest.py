@@ -100,10 +100,13 @@ def workflow_copy(tmp_path) -> Path:
     return copy_workflow(tmp_path)
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True, timeout_s: float = 900) -> subprocess.CompletedProcess:
-    """Run the real Snakemake with the local profile in `workdir`."""
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, timeout_s: float = 900, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run the real Snakemake with the local profile in `workdir` (env: its environment, default ours)."""
     proc = subprocess.run(
         [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", *args],
+        env=env,
         cwd=workdir,
         capture_output=True,
         text=True,

@@ -75,9 +75,11 @@ def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
     )
 
 
-def _build_archive(archive: dict, prefix: Path, log) -> None:
+def _build_archive(archive: dict, prefix: Path, log, threads: int = 1) -> None:
     """The package of a source archive (envs/<name>.yaml's `# archive:` line), built against the
-    environment's pins without isolation; its unpacked tree goes once it is installed."""
+    environment's pins without isolation; its unpacked tree goes once it is installed. A `make`
+    archive is a tree built in place and kept (prefix/source-tree): its CUDA backend only where
+    CUDA_PATH names a toolkit (part of the key), else CPU-only."""
     try:
         path = third_party.locate(archive)
     except third_party.ArchiveMissing as error:
@@ -87,6 +89,14 @@ def _build_archive(archive: dict, prefix: Path, log) -> None:
     with tarfile.open(path) as tar:
         tar.extractall(tree, filter="data")
     (top,) = [p for p in tree.iterdir() if p.is_dir()] or [tree]
+    if archive.get("build") == "make":
+        kept = top.rename(prefix / third_party.TREE)
+        env = dict(os.environ)
+        if not environments.cuda_toolkit():
+            env.pop("CUDA_PATH", None)
+        _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {archive['file']} in place", env=env)
+        shutil.rmtree(tree, ignore_errors=True)
+        return
     _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(top)], log, f"building {archive['file']}")
     shutil.rmtree(tree, ignore_errors=True)
 
@@ -128,6 +138,8 @@ def _provenance(build: dict, prefix: Path, started: float) -> dict:
         info["simulator"] = json.loads(probe.read_text())
     if build.get("archive"):
         info["archive_path"] = str(third_party.locate(build["archive"]))
+        if (prefix / third_party.TREE).is_dir():
+            info["source_tree"] = third_party.built_tree(prefix / third_party.TREE)
     if "source" in build:
         info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
@@ -159,7 +171,7 @@ def _install(build: dict, prefix: Path, log, threads: int) -> None:
     if "source" in build:
         _build_source(build, prefix, log, threads)
     if build.get("archive"):
-        _build_archive(build["archive"], prefix, log)
+        _build_archive(build["archive"], prefix, log, threads)
     if build.get("script"):
         _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
 

@@ -19,7 +19,7 @@ from snnbench.paths import REPO
 # Packages whose versions go into every record (where installed in the running environment).
 PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
 # Variables that shape threading, MPI and scheduling.
-ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_")
+ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_", "CUDA_")
 
 
 def _git(*args: str) -> str | None:
@@ -99,6 +99,7 @@ def slurm() -> dict | None:
         "cpus_per_task": ("CPUs/Task", "SLURM_CPUS_PER_TASK"),
         "account": ("Account", "SLURM_JOB_ACCOUNT"),
         "time_limit": ("TimeLimit", None),
+        "tres": ("TRES", None),  # what the job was given, GPUs (gres/gpu) included
     }
     info = {"job_id": job_id}
     for key, (field, variable) in keys.items():

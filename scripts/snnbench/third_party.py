@@ -18,7 +18,10 @@ from snnbench.paths import REPO
 
 FOLDER_ENV = "SNNBENCH_THIRD_PARTY"
 DEFAULT_FOLDER = REPO / "third_party"
-ARCHIVE_LINE = re.compile(r"^#\s*archive:\s*(\S+)\s+sha256=([0-9a-f]{64})\s*$")
+# `# archive: <file> sha256=<hex>` (a Python package: pip installs it) or with ` make` (a source tree
+# built in place with make, kept in the environment as <prefix>/<TREE>: GeNN 4 for Brian2GeNN).
+ARCHIVE_LINE = re.compile(r"^#\s*archive:\s*(\S+)\s+sha256=([0-9a-f]{64})(\s+make)?\s*$")
+TREE = "source-tree"
 
 
 class ArchiveMissing(RuntimeError):
@@ -30,7 +33,10 @@ def archive_line(lines: list[str], where: str) -> dict | None:
     found = [m.groups() for line in lines if (m := ARCHIVE_LINE.match(line.strip()))]
     if len(found) > 1:
         raise ArchiveMissing(f"{where}: more than one `# archive:` line; one is allowed")
-    return {"file": found[0][0], "sha256": found[0][1]} if found else None
+    if not found:
+        return None
+    file, digest, make = found[0]
+    return {"file": file, "sha256": digest, **({"build": "make"} if make else {})}
 
 
 def use_config(config: dict) -> None:
@@ -63,3 +69,14 @@ def locate(archive: dict) -> Path:
     if found != archive["sha256"]:
         raise ArchiveMissing(f"{path}: SHA-256 {found}, but the environment file names {archive['sha256']}")
     return path
+
+
+def built_tree(tree: Path) -> dict:
+    """A source tree built in place (GeNN 4): where it is, its version and the backends its make built."""
+    version = tree / "version.txt"
+    libraries = (tree / "lib").glob("libgenn_*")
+    return {
+        "path": str(tree),
+        "version": version.read_text().strip() if version.exists() else None,
+        "backends": sorted({p.name.split(".")[0].removeprefix("libgenn_") for p in libraries}),
+    }

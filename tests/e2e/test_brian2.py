@@ -149,16 +149,50 @@ def skip_unless_env(env: Path) -> None:
         pytest.skip(f"{env.name} is not installed (make env-{env.name.removeprefix('.venv-')})")
 
 
+@pytest.fixture(scope="module")
+def genn_beside_nest(tmp_path_factory):
+    """Brian2GeNN (GeNN's CPU-only mode) beside NEST through the workflow: GeNN 4.9 comes from the
+    environment's own build (envs/brian2genn.yaml), nothing set by hand."""
+    if not environments.is_linked("brian2genn"):
+        pytest.skip(".venv-brian2genn is not installed (make env-brian2genn)")
+    workdir = copy_workflow(tmp_path_factory.mktemp("genn-e2e"))
+    config = {
+        "experiments": [
+            {
+                "name": "genn",
+                "simulators": ["nest", "brian2-genn-cpu"],
+                "scaling": "strong",
+                "resources": {"threads_per_rank": [1]},
+                "pd14": TINY,
+                "seeds": SEEDS,
+                "time_limit_min": 30,
+            }
+        ]
+    }
+    (workdir / "config" / "genn.yaml").write_text(yaml.safe_dump(config))
+    env = {key: value for key, value in os.environ.items() if key != "GENN_PATH"}
+    snakemake(workdir, "--configfile", "config/genn.yaml", timeout_s=3600, env=env)
+    return workdir
+
+
+@pytest.mark.slow
+def test_brian2genn_cpu_beside_nest_through_the_workflow(genn_beside_nest):
+    points = pd.read_csv(genn_beside_nest / "results/genn/points.csv")
+    assert (points["status"] == "ok").all() and len(points) == 2 * len(SEEDS)
+    genn = points[points["simulator"] == "brian2-genn-cpu"]
+    assert (genn["num_synapses"] == genn["expected_synapses"]).all()
+    assert genn["rates_agree_with_nest"].all(), genn[[c for c in points if c.startswith("rate_")]]
+    rec = json.loads(next(genn_beside_nest.glob("results/genn/brian2-genn-cpu/*/*/seed1/record.json")).read_text())
+    assert rec["simulator"]["device"] == "genn" and rec["phases_s"]["simulate"] > 0
+    genn = rec["simulator"]["genn"]
+    assert genn["from"] == "the environment's build" and genn["version"].startswith("4.9")
+    assert "single_threaded_cpu_backend" in genn["backends"]
+
+
 @pytest.mark.slow
 def test_brian2genn_cpu_only(tmp_path, monkeypatch):
-    tree = genn_tree()
-    if tree is None:
-        pytest.skip("no GeNN 4.x build: set GENN_PATH to a GeNN 4.9 source tree built with `make -j`")
-    missing = prerequisite_missing("brian2-genn-cpu", {"GENN_PATH": tree})
-    if missing:
-        pytest.skip(missing)
     skip_unless_env(GENN_ENV)
-    monkeypatch.setenv("GENN_PATH", tree)
+    monkeypatch.delenv("GENN_PATH", raising=False)  # the environment's own GeNN build
     rec = run_one(tmp_path, "brian2-genn-cpu", brian2={"delay_bins": 2})
     assert rec["status"] == "ok", rec["failure"]
     sim = rec["simulator"]

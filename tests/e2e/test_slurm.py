@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -107,6 +108,8 @@ def shapes_run(cluster, shared_dir):
                 pd14=dict(TINY["pd14"], t_sim_ms=200_000),
                 time_limit_min=0.05,
             ),
+            # A GPU point: SLURM gives it the test cluster's (dummy) GPU; without CUDA it must fail.
+            dict(TINY, name="slurm-gpu", simulators=["brian2-genn"], resources={"threads_per_rank": [1]}),
         ]
     }
     (workdir / "config" / "slurm.yaml").write_text(yaml.safe_dump(config))
@@ -134,6 +137,21 @@ def test_each_point_is_a_slurm_job_of_its_shape(shapes_run):
     assert [r["rank"] for r in mpi["ranks"]] == [0, 1] and {r["num_ranks"] for r in mpi["ranks"]} == {2}
     assert mpi["simulator"]["have_mpi"] and "Open MPI" in mpi["simulator"]["mpi_library"]
     assert mpi["provenance"]["slurm"]["ntasks"] == "2"
+
+
+def test_a_gpu_point_gets_a_gpu_from_slurm_and_fails_without_cuda(shapes_run):
+    workdir = shapes_run
+    gpu_point = "results/slurm-gpu/brian2-genn/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    rec = json.loads((workdir / gpu_point / "record.json").read_text())
+    assert rec["status"] == "failed" and re.search(r"GPU|CUDA", rec["failure"]["reason"]), rec["failure"]
+    job = rec["provenance"]["slurm"]["job_id"]
+    assert "gres/gpu=1" in sacct(job, "AllocTRES") and "gres/gpu=1" in rec["provenance"]["slurm"]["tres"]
+    assert rec["provenance"]["environment"]["CUDA_VISIBLE_DEVICES"] == "0"  # as SLURM set it
+    cpu = json.loads((workdir / point("slurm-threads", 1, 1) / "record.json").read_text())
+    assert "gres/gpu" not in sacct(cpu["provenance"]["slurm"]["job_id"], "AllocTRES")
+    assert "CUDA_VISIBLE_DEVICES" not in cpu["provenance"]["environment"]
+    points = pd.read_csv(workdir / "results" / "slurm-gpu" / "points.csv")
+    assert list(points["status"]) == ["failed"]
 
 
 def test_time_limit_is_recorded_and_tables_complete(shapes_run):

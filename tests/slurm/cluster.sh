@@ -21,6 +21,9 @@ marker="# written by snnbench tests/slurm/cluster.sh"
 packages="slurm-wlm slurmdbd munge mariadb-server"
 cluster=snnbench
 nodes="n1 n2"
+gpu_node=n1  # its GPU is the character device $gpu_device (major 195, as NVIDIA's), not a GPU
+gpu_device=/dev/nvidia0
+gresconf=/etc/slurm/gres.conf
 first_port=17001
 
 log() { echo "[slurm-cluster] $*"; }
@@ -88,9 +91,16 @@ JobAcctGatherFrequency=5
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 JobCompType=jobcomp/none
+# A GPU on the first node, backed by a dummy device file (gres.conf): jobs that ask for one get it
+# (CUDA_VISIBLE_DEVICES set, gres/gpu in sacct's AllocTRES), though no CUDA can use it.
+GresTypes=gpu
+AccountingStorageTRES=gres/gpu
 EOF
+  local gres
   for node in $nodes; do
-    echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$port CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN"
+    gres=""
+    [ "$node" = "$gpu_node" ] && gres=" Gres=gpu:1"
+    echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$port CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN$gres"
     port=$((port + 1))
   done
   echo "PartitionName=debug Nodes=${nodes// /,} Default=YES MaxTime=INFINITE State=UP"
@@ -118,6 +128,9 @@ write_config() {
     rm -rf "${state:?}"/ctld/*
   fi
   mv "$state/slurm.conf.new" "$conf"
+  [ -e "$gpu_device" ] || mknod "$gpu_device" c 195 0
+  printf '%s\nAutoDetect=off\nNodeName=%s Name=gpu File=%s Flags=nvidia_gpu_env\n' \
+    "$marker" "$gpu_node" "$gpu_device" >"$gresconf"
   cat >"$dbdconf" <<EOF
 $marker
 AuthType=auth/munge

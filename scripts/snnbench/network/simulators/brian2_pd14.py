@@ -55,6 +55,7 @@ from snnbench.network.simulators.brian2.devices import (
     DEVICES,
     GpuMemoryPoller,
     check_prerequisites,
+    genn_info,
     use_standalone_device,
 )
 from snnbench.network.simulators.brian2.network import draw_projections, initial_potentials, projection_label
@@ -288,6 +289,8 @@ class Brian2Backend(Backend):
             },
             **self.info,
         }
+        if self.device.brian_device == "genn":
+            info["genn"] = genn_info()
         if self.binned:
             info["delay_bins"] = self.options["delay_bins"]
             info["delay_binning"] = self.binning

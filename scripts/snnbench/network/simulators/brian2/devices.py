@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import gpu
+from snnbench import gpu, third_party
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,25 @@ class PrerequisiteMissing(RuntimeError):
     """Something the device needs is not on this machine; the message says what."""
 
 
+def environment_genn() -> Path | None:
+    """The GeNN tree the environment's build made (envs/brian2genn.yaml's archive, built in place
+    beside the cached environment's site-packages), if this interpreter stands on one."""
+    for entry in sys.path:
+        if entry.endswith("site-packages"):
+            tree = Path(entry).parents[2] / third_party.TREE
+            if (tree / "bin" / "genn-buildmodel.sh").exists():
+                return tree
+    return None
+
+
 def genn_path() -> Path:
-    """The GeNN 4.x source tree Brian2GeNN builds with (GENN_PATH), checked before any work."""
-    path = os.environ.get("GENN_PATH")
+    """The GeNN 4.x source tree Brian2GeNN builds with (GENN_PATH, else the environment's own),
+    checked before any work."""
+    path = os.environ.get("GENN_PATH") or environment_genn()
     if not path:
         raise PrerequisiteMissing(
-            "GENN_PATH is not set: Brian2GeNN needs a GeNN 4.x source tree built with `make -j` "
-            "(e.g. GeNN 4.9.0), with GENN_PATH=<that tree>"
+            "GENN_PATH is not set and this environment has no GeNN build: Brian2GeNN needs a GeNN 4.x "
+            "source tree built with `make -j` (envs/brian2genn.yaml builds GeNN 4.9.0 from its archive)"
         )
     tree = Path(path)
     if not (tree / "bin" / "genn-buildmodel.sh").exists() or not (tree / "version.txt").exists():
@@ -54,6 +66,12 @@ def genn_path() -> Path:
     return tree
 
 
+def genn_info() -> dict:
+    """Which GeNN a Brian2GeNN point built with: its tree, version and the backends it has."""
+    info = third_party.built_tree(genn_path())
+    return {**info, "from": "GENN_PATH" if os.environ.get("GENN_PATH") else "the environment's build"}
+
+
 def check_prerequisites(simulator: str) -> None:
     """Fail early, with the reason, where a device cannot run on this machine."""
     device = DEVICES[simulator]
@@ -61,7 +79,8 @@ def check_prerequisites(simulator: str) -> None:
         tree = genn_path()
         if device.gpu and not list((tree / "lib").glob("libgenn_cuda_backend*")):
             raise PrerequisiteMissing(
-                f"GeNN at {tree} has no CUDA backend: build it with CUDA_PATH set (`make -j` in its tree)"
+                f"GeNN at {tree} has no CUDA backend: the environment was built where CUDA_PATH named no CUDA"
+                " toolkit; set CUDA_PATH on a machine with CUDA and the workflow builds one with it"
             )
     if device.gpu and gpu.gpus() is None:
         raise PrerequisiteMissing(f"{simulator} needs a GPU, and nvidia-smi sees none on this machine")
