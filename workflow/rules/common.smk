@@ -23,7 +23,7 @@ try:
     if workflow.is_main_process:
         # (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
         dry_run = bool(workflow.output_settings and workflow.output_settings.dryrun)
-        for _line in before_jobs.prepare(CAMPAIGN, dry_run):
+        for _line in before_jobs.prepare(CAMPAIGN, dry_run, before_jobs.command_line_executor()):
             logger.warning(_line)
 except (planning.ConfigRefused, before_jobs.CannotRun) as error:
     raise WorkflowError(str(error))
