@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,29 @@ def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch)
         "validation.json.damaged",
     ]
     assert sorted(p.name for p in Path(second).iterdir()) == ["record.json", "spec.json"]
+
+
+def test_node_local_paths_are_named():
+    from snnbench.before_jobs import CannotRun, refuse_node_local
+
+    needed = {"the results folder": "/scratch/tmpx/results", "the working directory": "/tmp/wf"}
+    with pytest.raises(CannotRun) as refused:
+        refuse_node_local(needed, ["/tmp", "/local"])
+    assert "  the working directory: /tmp/wf" in str(refused.value)
+    assert "results" not in str(refused.value) and "slurm.node_local_paths" in str(refused.value)
+    refuse_node_local({"the working directory": "/tmpfs/wf", "the results folder": "/work/r"}, ["/tmp"])
+
+
+def test_a_cluster_run_from_a_node_local_folder_is_refused_even_dry(workflow_copy):
+    """The cluster's nodes have their own /tmp: a SLURM run from a workflow under it is refused
+    before any job, in a dry run too; the local profile runs there."""
+    (workflow_copy / "config" / "unit.yaml").write_text(yaml.safe_dump({"experiments": [experiment()]}))
+    snakemake_bin = Path(sys.executable).parent / "snakemake"
+    command = [str(snakemake_bin), "--configfile", "config/unit.yaml", "-n"]
+    proc = subprocess.run([*command, "--profile", "profiles/slurm"], cwd=workflow_copy, capture_output=True, text=True)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert f"the working directory: {workflow_copy}" in output, output[-3000:]
+    assert "config key slurm.node_local_paths" in output
+    local = subprocess.run([*command, "--profile", "profiles/local"], cwd=workflow_copy, capture_output=True, text=True)
+    assert local.returncode == 0, local.stderr[-2000:]
