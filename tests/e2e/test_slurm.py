@@ -331,3 +331,28 @@ def test_lost_node_fails_its_point_which_reruns_alone(cluster, shared_dir):
     assert rerun["status"] == "ok" and {r["host"] for r in rerun["ranks"]} == {"n1", "n2"}
     assert (workdir / kept / "record.json").stat().st_mtime_ns == kept_mtime
     assert list(pd.read_csv(workdir / "results/slurm-lost/points.csv")["status"]) == ["ok"]
+
+
+def test_a_job_that_dies_before_its_point_runs_is_failed_and_reruns(cluster, shared_dir):
+    """A job that ends before the point's wrapper runs (here: an environment module that does not
+    load) gets a failed record quoting its SLURM log, the tables show it failed, and the next run
+    (without the module) redoes it."""
+    workdir = copy_workflow(shared_dir("dead-job"))
+    config = {
+        "experiments": [dict(TINY, name="slurm-dead", resources={"threads_per_rank": [1]})],
+        "envmodules": ["snnbench-no-such-module/0"],
+    }
+    (workdir / "config" / "dead.yaml").write_text(yaml.safe_dump(config))
+    proc = slurm_snakemake(workdir, "config/dead.yaml", "--sdm", "env-modules", check=False)
+    assert proc.returncode != 0
+    record = workdir / point("slurm-dead", 1, 1) / "record.json"
+    rec = json.loads(record.read_text())
+    reason = rec["failure"]["reason"]
+    assert rec["status"] == "failed" and rec["wall_time_s"] is None
+    assert "ended before the point's wrapper wrote its record" in reason
+    assert ".snakemake/slurm_logs/rule_execute_point_pd14/slurm-dead_nest_nodes1" in reason and "module" in reason
+    assert list(pd.read_csv(workdir / "results/slurm-dead/points.csv")["status"]) == ["failed"]
+
+    slurm_snakemake(workdir, "config/dead.yaml")
+    assert json.loads(record.read_text())["status"] == "ok"
+    assert list(pd.read_csv(workdir / "results/slurm-dead/points.csv")["status"]) == ["ok"]

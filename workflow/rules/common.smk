@@ -234,7 +234,10 @@ def get_final_output():
 
 def write_unfinished_tables():
     """After a run with failed jobs (onerror): the tables of experiments whose points all have a
-    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows."""
+    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows;
+    first, a failed record for each point whose job ended before its wrapper ran."""
+    for line in unfinished.record_dead_jobs(CAMPAIGN.points):
+        logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
     for line in unfinished.write_tables(experiment_points, config["activity_check"], tolerance):
