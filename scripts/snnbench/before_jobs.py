@@ -46,8 +46,9 @@ def command_line_executor() -> str | None:
 
     from snakemake import cli
 
-    if Path(sys.argv[0]).name != "snakemake":
-        return None
+    started = Path(sys.argv[0])
+    if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
+        return None  # e.g. Snakemake's Python API
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             return cli.parse_args(sys.argv[1:])[1].executor
