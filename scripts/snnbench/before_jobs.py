@@ -8,22 +8,87 @@ reads every record nor stats every point folder. Takes a planned campaign (snnbe
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
-from snnbench import jsonfile, paths
+from snnbench import builds, environments, jsonfile, paths, record
 
 
 class CannotRun(RuntimeError):
     """A run refused before any job: the message says what and where, and what to do."""
 
 
-def prepare(campaign, dry_run: bool) -> Iterator[str]:
-    """Refuse the run (CannotRun) if a point cannot start or write here; set damaged records aside
-    (in a dry run only name them). Yields the lines to warn with, each as soon as it is known."""
+def prepare(campaign, dry_run: bool, executor: str | None = None) -> Iterator[str]:
+    """Refuse the run (CannotRun) if a point cannot start or write here, or, under a cluster
+    `executor`, if the nodes cannot see what its jobs need; set damaged files aside (in a dry run
+    only name them). Yields the lines to warn with, each as soon as it is known."""
+    if executor not in LOCAL_EXECUTORS:
+        refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
     missing_environments(campaign)
     yield from set_aside_damaged(campaign, dry_run)
     unwritable_points(campaign)
+
+
+# Snakemake's executors that run jobs on this machine (a dry run's pseudo-executors included).
+LOCAL_EXECUTORS = (None, "local", "dryrun", "touch")
+
+
+def command_line_executor() -> str | None:
+    """The executor the running `snakemake` command was given (--executor, or its profile's);
+    None where the workflow was not started from Snakemake's command line. While the Snakefile is
+    read, the workflow does not know it yet (workflow.executor_plugin is set after, and is
+    "dryrun" in a dry run)."""
+    import contextlib
+    import io
+
+    from snakemake import cli
+
+    started = Path(sys.argv[0])
+    if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
+        return None  # e.g. Snakemake's Python API
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return cli.parse_args(sys.argv[1:])[1].executor
+    except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
+        return None
+
+
+def needed_on_nodes(campaign) -> dict[str, str]:
+    """What a cluster's jobs read or write, by what it is: the interpreter that runs the workflow
+    (a job starts Snakemake with it), the working directory and results, the points' environments."""
+    needed = {
+        "the workflow's Python (sys.executable)": os.path.abspath(sys.executable),
+        "the working directory": os.getcwd(),
+        "the results folder": os.path.realpath(paths.RESULTS),
+    }
+    for spec in campaign.points.values():
+        environment = builds.linked_name(spec["build"]) if "build" in spec else campaign.point_environment(spec)
+        if environment:
+            link = environments.linked(environment)
+            needed[f"the environment .venv-{environment}"] = str(link)
+            needed[f"the environment .venv-{environment} (where its link leads)"] = os.path.realpath(link)
+    return needed
+
+
+def refuse_node_local(needed: dict[str, str], node_local: list[str]) -> None:
+    """Refuse (CannotRun) if any of `needed` (what -> absolute path) lies under a node-local
+    prefix: a cluster's node has its own /tmp, so a job there would not find it."""
+    local = {
+        what: path
+        for what, path in needed.items()
+        if any(os.path.commonpath([path, prefix]) == os.path.normpath(prefix) for prefix in node_local)
+    }
+    if local:
+        lines = [f"  {what}: {path}" for what, path in local.items()]
+        raise CannotRun(
+            f"Under a node-local folder ({', '.join(node_local)}; config key slurm.node_local_paths), which the "
+            "cluster's nodes do not see:\n" + "\n".join(lines) + "\nClone the workflow onto a file system the nodes "
+            "share (e.g. your home or project folder), run `make env` there and start Snakemake from it; nothing "
+            "was run."
+        )
 
 
 def missing_environments(campaign) -> None:
@@ -42,16 +107,24 @@ def missing_environments(campaign) -> None:
 
 
 def set_aside_damaged(campaign, dry_run: bool) -> list[str]:
-    """A record cut short (full disk, killed copy) would stop every table of its experiment: set it
-    aside and drop its experiment's (derived) table, so that Snakemake reruns the point and remakes
-    the tables (a missing intermediate file alone does not make it rerun anything), and say so."""
+    """A point's file cut short (full disk, killed copy) or not of its kind (a record the schema
+    refuses, a spec of another point) would stop every table of its experiment: set it aside, so
+    that its point (or its step) runs again (records and collected files are targets of `rule
+    all`), and say so."""
     lines = []
-    for path, line in jsonfile.set_aside_damaged([f"{point}/record.json" for point in campaign.points], dry_run):
-        lines.append(line)
-        if not dry_run:
-            experiment = campaign.points[str(Path(path).parent)]["experiment"]
-            Path(f"{paths.RESULTS}/{experiment}/points.csv").unlink(missing_ok=True)
+    for point, spec in campaign.points.items():
+        family = campaign.family_of_point(spec)
+        checks = {"spec.json": partial(_spec_problem, point), "record.json": record.shape_problem}
+        checks.update({name: partial(family.collected_problem, name) for name in family.collected})
+        for name, wrong_shape in checks.items():
+            lines += [line for _, line in jsonfile.set_aside_damaged([f"{point}/{name}"], dry_run, wrong_shape)]
     return lines
+
+
+def _spec_problem(point: str, content) -> str | None:
+    if not isinstance(content, dict):
+        return "not a JSON object"
+    return None if content.get("path") == point else f"its path is {content.get('path')!r}, not {point!r}"
 
 
 def unwritable_points(campaign) -> None:

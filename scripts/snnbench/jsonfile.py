@@ -29,8 +29,9 @@ def write_json(obj, path) -> None:
     tmp.replace(path)
 
 
-def set_aside_damaged(paths, dry_run: bool) -> list[tuple[str, str]]:
-    """Files among `paths` that exist but are not complete JSON (a full disk, a killed copy):
+def set_aside_damaged(paths, dry_run: bool, wrong_shape=None) -> list[tuple[str, str]]:
+    """Files among `paths` that exist but are not complete JSON (a full disk, a killed copy), or
+    whose content `wrong_shape(content)` says is not of their kind (a string: what is wrong):
     renamed to <name>.damaged so that the workflow writes them anew (nothing is deleted). In a dry
     run only named. Returns (path, message) per damaged file."""
     lines = []
@@ -39,11 +40,17 @@ def set_aside_damaged(paths, dry_run: bool) -> list[tuple[str, str]]:
             continue
         try:
             with open(path) as f:
-                json.load(f)
+                content = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            kept = path.with_name(path.name + ".damaged")
-            if not dry_run:
-                path.replace(kept)
-            action = "would be set aside" if dry_run else f"set aside as {kept.name}"
-            lines.append((str(path), f"{path} is damaged ({error}); {action}, its point runs again"))
+            problem = f"is damaged ({error})"
+        else:
+            wrong = wrong_shape(content) if wrong_shape else None
+            if not wrong:
+                continue
+            problem = f"is not what it should be ({wrong})"
+        kept = path.with_name(path.name + ".damaged")
+        if not dry_run:
+            path.replace(kept)
+        action = "would be set aside" if dry_run else f"set aside as {kept.name}"
+        lines.append((str(path), f"{path} {problem}; {action}, its point runs again"))
     return lines

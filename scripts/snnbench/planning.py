@@ -225,9 +225,14 @@ class Campaign:
     # --- what the workflow makes in the end, and what figures and comparisons read
     def final_outputs(self) -> list[str]:
         """Every target of `rule all`: tables, provenance and figures of each experiment, race
-        standings, comparisons, build comparisons, the regression view if a baseline is set."""
+        standings, comparisons, build comparisons, the regression view if a baseline is set, and
+        every point's record and collected files: Snakemake remakes a missing file only for a job
+        that needs to run (a target's missing input is such a need, a missing input of an
+        up-to-date table is not), so a deleted record makes its point and its tables run again."""
         both = ("png", "pdf")
         outputs = ["results/points.csv"]
+        for path, spec in self.points.items():
+            outputs += [f"{path}/{name}" for name in ("record.json", *self.family_of_point(spec).collected)]
         for name, figures in self.figures.items():
             outputs += [f"results/{name}/points.csv", f"results/{name}/provenance.html"]
             outputs += [f"results/{name}/figures/{figure}.{ext}" for figure in figures for ext in both]

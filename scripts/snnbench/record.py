@@ -5,6 +5,7 @@ and written atomically. Each family fills in its body.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -31,6 +32,25 @@ def new(spec: dict, benchmark_files: list[Path]) -> dict:
 
 def validate(record: dict) -> None:
     jsonschema.validate(record, load_schema(RECORD_SCHEMA))
+
+
+def shape_problem(content) -> str | None:
+    """What makes `content` not a record (its missing top-level keys, else the schema's first
+    complaint and where), or None."""
+    schema = load_schema(RECORD_SCHEMA)
+    if isinstance(content, dict) and (missing := [key for key in schema["required"] if key not in content]):
+        return f"no {', '.join(missing)}, see {RECORD_SCHEMA.name}"
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(content))
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path))
+    return f"{error.message}" + (f" at {where}" if where else "") + f", see {RECORD_SCHEMA.name}"
+
+
+@functools.cache
+def _validator():
+    schema = load_schema(RECORD_SCHEMA)
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def write(record: dict, path: Path) -> None:

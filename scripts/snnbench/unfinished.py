@@ -10,14 +10,53 @@ remakes the tables (their records are newer and marked incomplete).
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
-from snnbench import families
+from snnbench import families, record
 from snnbench.collect import collect_tables
 from snnbench.jsonfile import read_json
-from snnbench.paths import point_benchmark
+from snnbench.paths import RESULTS, point_benchmark
 from snnbench.table import write_table
+
+# Where snakemake-executor-plugin-slurm writes a job's log (unless --slurm-logdir says otherwise):
+# rule_<rule>/<wildcards joined by _, / replaced by _>/<job id>.log; it keeps the logs of failed jobs.
+SLURM_LOGS = ".snakemake/slurm_logs"
+LOG_LINES = 20
+
+
+def record_dead_jobs(points: dict[str, dict], slurm_logs: str = SLURM_LOGS) -> Iterator[str]:
+    """A point without a record whose job left a SLURM log ended before its wrapper ran (a job
+    script that failed, an environment whose Python is gone, a module that did not load): write it
+    a failed record quoting the end of that log, so that the tables show it failed. The job failed,
+    so Snakemake keeps its output marked incomplete (profiles/slurm: keep-incomplete) and the next
+    run redoes the point. Yields one line per record written."""
+    for path, spec in points.items():
+        target = f"{path}/record.json"
+        if os.path.exists(target):
+            continue
+        logs = glob.glob(f"{glob.escape(slurm_logs)}/rule_*/{glob.escape(slurm_log_folder(path))}/*.log")
+        if not logs:
+            continue
+        log = max(logs, key=os.path.getmtime)
+        with open(log, errors="replace") as f:
+            tail = "".join(f.readlines()[-LOG_LINES:]).rstrip()
+        rec = record.new(spec, families.of_spec(spec).benchmark_files(spec))
+        rec["failure"] = {
+            "reason": f"the job ended before the point's wrapper wrote its record; the end of its SLURM log "
+            f"{log}:\n{tail}"
+        }
+        rec["wall_time_s"] = None  # not measured: the wrapper never ran
+        os.makedirs(path, exist_ok=True)
+        record.write(rec, Path(target))
+        yield f"{target}: its job ended before the point ran; failed record written from its SLURM log {log}"
+
+
+def slurm_log_folder(path: str) -> str:
+    """The plugin's folder for an execute job of the point at `path` (wildcards experiment, point)."""
+    return path.removeprefix(f"{RESULTS}/").replace("/", "_")
 
 
 def write_tables(experiment_points: dict[str, list[str]], activity_check: dict, tolerance: dict) -> Iterator[str]:

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -349,3 +350,39 @@ def test_lost_node_fails_its_point_which_reruns_alone(cluster, shared_dir):
     assert rerun["status"] == "ok" and {r["host"] for r in rerun["ranks"]} == {"n1", "n2"}
     assert (workdir / kept / "record.json").stat().st_mtime_ns == kept_mtime
     assert list(pd.read_csv(workdir / "results/slurm-lost/points.csv")["status"]) == ["ok"]
+
+
+def test_a_job_that_dies_before_its_point_runs_is_failed_and_reruns(cluster, shared_dir, tmp_path):
+    """A job that ends before the point's wrapper runs (here: Snakemake started with a Python the
+    nodes do not have, under this host's /tmp) gets a failed record quoting its SLURM log, the
+    tables show it failed, and the next run (with a Python the nodes see) redoes it. Without the
+    override of slurm.node_local_paths the workflow refuses that Python before any job."""
+    venv = Path(sys.prefix)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(Path(sys.executable))
+    (tmp_path / "lib").symlink_to(venv / "lib")
+    shutil.copy(venv / "pyvenv.cfg", tmp_path / "pyvenv.cfg")
+    workdir = copy_workflow(shared_dir("dead-job"))
+    config = {"experiments": [dict(TINY, name="slurm-dead", resources={"threads_per_rank": [1]})]}
+    (workdir / "config" / "dead.yaml").write_text(yaml.safe_dump(config))
+    unseen = [str(tmp_path / "bin" / "python"), "-m", "snakemake", "--profile", "profiles/slurm", *FAST_POLLING]
+    unseen += ["--configfile", "config/dead.yaml"]
+    refused = subprocess.run([*unseen, "-n"], cwd=workdir, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0
+    assert f"the workflow's Python (sys.executable): {tmp_path}/bin/python" in refused.stdout + refused.stderr
+
+    override = ["--config", "slurm={node_local_paths: [/nowhere]}"]
+    proc = subprocess.run([*unseen, *override], cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    record = workdir / point("slurm-dead", 1, 1) / "record.json"
+    rec = json.loads(record.read_text())
+    reason = rec["failure"]["reason"]
+    assert rec["status"] == "failed" and rec["wall_time_s"] is None
+    assert "ended before the point's wrapper wrote its record" in reason
+    assert ".snakemake/slurm_logs/rule_execute_point_pd14/slurm-dead_nest_nodes1" in reason
+    assert f"{tmp_path}/bin/python: not found" in reason
+    assert list(pd.read_csv(workdir / "results/slurm-dead/points.csv")["status"]) == ["failed"]
+
+    slurm_snakemake(workdir, "config/dead.yaml")
+    assert json.loads(record.read_text())["status"] == "ok"
+    assert list(pd.read_csv(workdir / "results/slurm-dead/points.csv")["status"]) == ["ok"]

@@ -208,6 +208,22 @@ def test_damaged_record_is_set_aside_and_its_point_rerun(finished):
     assert points.loc[points["path"] == OK_POINTS[0], "status"].item() == "ok"
 
 
+def test_deleted_record_reruns_its_point_and_tables(finished):
+    """A record deleted while its experiment's tables exist: the point runs again and the tables
+    are remade (Snakemake remakes a missing intermediate file only when a job needs it)."""
+    workdir, configfile, _ = finished
+    target = f"{OK_POINTS[1]}/record.json"
+    (workdir / target).unlink()
+    tables = mtimes(workdir, "results/tiny/points.csv")
+    dry = snakemake(workdir, "--configfile", configfile, "-n")
+    assert "Nothing to be done" not in dry.stdout + dry.stderr
+    snakemake(workdir, "--configfile", configfile)
+    assert json.loads((workdir / target).read_text())["status"] == "ok"
+    assert mtimes(workdir, "results/tiny/points.csv") != tables
+    points = pd.read_csv(workdir / "results/tiny/points.csv")
+    assert points.loc[points["path"] == OK_POINTS[1], "status"].item() == "ok"
+
+
 def test_config_error_stops_before_any_job(workflow_copy):
     bad = {"experiments": [dict(CONFIG["experiments"][0], scaling="fast")]}
     proc = snakemake(workflow_copy, "--configfile", write_config(workflow_copy, bad), check=False)

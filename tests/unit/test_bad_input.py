@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,69 @@ def test_unreadable_config_file_is_named_with_its_line(workflow_copy, monkeypatc
     Path("config/config.yaml").write_text(text)
     proc = snakemake(workflow_copy, "--dry-run", check=False)
     assert proc.returncode != 0 and says.replace("bad.yaml", "config.yaml") in proc.stdout + proc.stderr
+
+
+def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch):
+    """JSON that parses but is not of its kind (a record the schema refuses, another point's spec,
+    a validation result without its rows) is named with what is wrong and set aside like a file
+    cut short; a file of the right shape stays."""
+    import numpy as np
+    from snnbench import before_jobs, planning
+    from snnbench.dev.synthetic import make_record
+
+    monkeypatch.chdir(tmp_path)
+    campaign = planning.plan({"experiments": [experiment()]})
+    first, second = campaign.points
+    good = make_record(campaign.points[second], np.random.default_rng(1))
+    files = {
+        f"{first}/record.json": {"hello": "world"},
+        f"{first}/spec.json": campaign.points[second],
+        f"{first}/validation.json": {"checked": True},
+        f"{second}/record.json": good,
+        f"{second}/spec.json": campaign.points[second],
+    }
+    for path, content in files.items():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(content))
+    lines = before_jobs.set_aside_damaged(campaign, dry_run=False)
+    assert len(lines) == 3
+    record, spec, result = sorted(
+        lines, key=lambda line: ["record", "spec", "validation"].index(Path(line.split()[0]).stem)
+    )
+    assert record.startswith(f"{first}/record.json is not what it should be (")
+    assert "(no schema_version, point, status, failure, provenance, wall_time_s, see record.schema.yaml)" in record
+    assert spec.startswith(f"{first}/spec.json is not what it should be (its path is '{second}'")
+    assert result.startswith(f"{first}/validation.json is not what it should be (no rows)")
+    assert all("set aside as" in line for line in lines)
+    assert sorted(p.name for p in Path(first).iterdir()) == [
+        "record.json.damaged",
+        "spec.json.damaged",
+        "validation.json.damaged",
+    ]
+    assert sorted(p.name for p in Path(second).iterdir()) == ["record.json", "spec.json"]
+
+
+def test_node_local_paths_are_named():
+    from snnbench.before_jobs import CannotRun, refuse_node_local
+
+    needed = {"the results folder": "/scratch/tmpx/results", "the working directory": "/tmp/wf"}
+    with pytest.raises(CannotRun) as refused:
+        refuse_node_local(needed, ["/tmp", "/local"])
+    assert "  the working directory: /tmp/wf" in str(refused.value)
+    assert "results" not in str(refused.value) and "slurm.node_local_paths" in str(refused.value)
+    refuse_node_local({"the working directory": "/tmpfs/wf", "the results folder": "/work/r"}, ["/tmp"])
+
+
+def test_a_cluster_run_from_a_node_local_folder_is_refused_even_dry(workflow_copy):
+    """The cluster's nodes have their own /tmp: a SLURM run from a workflow under it is refused
+    before any job, in a dry run too; the local profile runs there."""
+    (workflow_copy / "config" / "unit.yaml").write_text(yaml.safe_dump({"experiments": [experiment()]}))
+    snakemake_bin = Path(sys.executable).parent / "snakemake"
+    command = [str(snakemake_bin), "--configfile", "config/unit.yaml", "-n"]
+    proc = subprocess.run([*command, "--profile", "profiles/slurm"], cwd=workflow_copy, capture_output=True, text=True)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert f"the working directory: {workflow_copy}" in output, output[-3000:]
+    assert "config key slurm.node_local_paths" in output
+    local = subprocess.run([*command, "--profile", "profiles/local"], cwd=workflow_copy, capture_output=True, text=True)
+    assert local.returncode == 0, local.stderr[-2000:]

@@ -49,3 +49,25 @@ def test_an_experiment_with_a_point_without_record_gets_no_tables(tmp_path, monk
 
     assert lines == [f"tables of lost not written: 1 point(s) have no record, e.g. {points[0]}/record.json"]
     assert not os.path.exists("results/lost/points.csv")
+
+
+def test_a_job_that_died_before_its_point_ran_gets_a_failed_record_from_its_slurm_log(tmp_path, monkeypatch):
+    points = _experiment(tmp_path, monkeypatch)
+    dead = points[1]
+    os.remove(f"{dead}/record.json")
+    spec = json.loads((tmp_path / dead / "spec.json").read_text())
+    folder = tmp_path / unfinished.SLURM_LOGS / "rule_execute_point_pd14" / unfinished.slurm_log_folder(dead)
+    folder.mkdir(parents=True)
+    (folder / "41.log").write_text("old attempt\n")
+    os.utime(folder / "41.log", (1, 1))
+    (folder / "42.log").write_text("".join(f"line {i}\n" for i in range(30)) + "module: command not found\n")
+
+    lines = list(unfinished.record_dead_jobs({path: None for path in points[:1]} | {dead: spec}))
+
+    assert len(lines) == 1 and lines[0].startswith(f"{dead}/record.json: its job ended before the point ran")
+    rec = json.loads((tmp_path / dead / "record.json").read_text())
+    assert rec["status"] == "failed" and rec["wall_time_s"] is None and rec["point"] == spec
+    reason = rec["failure"]["reason"]
+    assert f"{unfinished.SLURM_LOGS}/rule_execute_point_pd14/{folder.name}/42.log" in reason
+    assert reason.endswith("line 29\nmodule: command not found") and "line 10\n" not in reason
+    assert list(unfinished.record_dead_jobs({dead: spec})) == []  # it has a record now

@@ -23,7 +23,7 @@ try:
     if workflow.is_main_process:
         # (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
         dry_run = bool(workflow.output_settings and workflow.output_settings.dryrun)
-        for _line in before_jobs.prepare(CAMPAIGN, dry_run):
+        for _line in before_jobs.prepare(CAMPAIGN, dry_run, before_jobs.command_line_executor()):
             logger.warning(_line)
 except (planning.ConfigRefused, before_jobs.CannotRun) as error:
     raise WorkflowError(str(error))
@@ -235,7 +235,10 @@ def get_final_output():
 
 def write_unfinished_tables():
     """After a run with failed jobs (onerror): the tables of experiments whose points all have a
-    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows."""
+    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows;
+    first, a failed record for each point whose job ended before its wrapper ran."""
+    for line in unfinished.record_dead_jobs(CAMPAIGN.points):
+        logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
     for line in unfinished.write_tables(experiment_points, config["activity_check"], tolerance):

@@ -112,6 +112,10 @@ class Family:
         """simulator, shape and model of a record, in words, for the provenance table."""
         raise NotImplementedError
 
+    def collected_problem(self, name: str, content) -> str | None:
+        """What makes the content of a `collected` file not what collect reads, or None."""
+        return None if isinstance(content, dict) else "not a JSON object"
+
     def archived(self, config: dict) -> tuple[str, ...]:
         """Files of each point that an archive packs."""
         return ("spec.json", "record.json", *self.collected)

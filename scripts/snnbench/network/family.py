@@ -42,6 +42,15 @@ class Network(Family):
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
 
+    # What collect reads of a point's validation result (network.table.finish_table).
+    VALIDATION_KEYS = ("checked", "rows")
+
+    def collected_problem(self, name: str, content) -> str | None:
+        if not isinstance(content, dict):
+            return "not a JSON object"
+        missing = [key for key in self.VALIDATION_KEYS if key not in content]
+        return f"no {', '.join(missing)}" if missing else None
+
     def __init__(self, model: str):
         self.name = model
         self.model = models.get(model)
