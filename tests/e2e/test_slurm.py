@@ -162,6 +162,7 @@ def test_time_limit_is_recorded_and_tables_complete(shapes_run):
     assert sacct_state(rec["provenance"]["slurm"]["job_id"]) == "COMPLETED"  # recorded before SLURM stepped in
     table = pd.read_csv(workdir / "results/points.csv")
     assert sorted(zip(table["experiment"], table["status"], strict=True)) == [
+        ("slurm-gpu", "failed"),
         ("slurm-ranks", "ok"),
         ("slurm-threads", "ok"),
         ("slurm-threads", "ok"),

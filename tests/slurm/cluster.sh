@@ -125,7 +125,10 @@ write_config() {
     # An older configuration (e.g. the one-node cluster) may be running: restart with this one.
     log "configuration changed: restarting SLURM's daemons"
     stop_slurm
+    # Job ids start again at 1: the nodes' spools must go too, else a stale step socket of an old job
+    # with the same id (stepd.slurm.pmix.<job>.<step>) makes the new job's MPI step fail to bind.
     rm -rf "${state:?}"/ctld/*
+    for node in $nodes; do rm -rf "${state:?}/$node/spool/"*; done
   fi
   mv "$state/slurm.conf.new" "$conf"
   [ -e "$gpu_device" ] || mknod "$gpu_device" c 195 0
