@@ -23,7 +23,7 @@ NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+.PHONY: env hwloc training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -89,9 +89,17 @@ compare-builds: env
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) --out results/builds-$(BASELINE)-$(CURRENT).csv \
 	  --figure results/builds-$(BASELINE)-$(CURRENT).png
 
+## hwloc: lstopo (Debian's hwloc) for the points' hardware record (installed as root; without it the
+## record says "not available")
+hwloc:
+	@command -v lstopo-no-graphics >/dev/null || command -v lstopo >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hwloc; \
+	  else echo "lstopo missing (Debian package hwloc): hardware records will say 'not available'"; fi; }
+
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
-test: env
+test: env hwloc
 	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
