@@ -75,11 +75,12 @@ report: env
 archive: env
 	$(SNAKEMAKE) archive $(ARGS)
 
-## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
+## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), each point against the
+## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric)
 regression: env
-	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
+	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
 	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
-	  $(if $(TOLERANCE),--tolerance $(TOLERANCE))
+	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES))
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]

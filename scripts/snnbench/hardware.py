@@ -27,6 +27,23 @@ ENV_PREFIXES = ("OMP_", "GOMP_", "KMP_", "SLURM_CPU_BIND", "SLURM_CPUS_", "SLURM
 ENV_NAMES = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_PARTITION", "SLURM_TASKS_PER_NODE", "LOADEDMODULES")
 TOOL_TIMEOUT_S = 30
 HARDWARE_DIR = "hardware"
+# The machine a point ran on, for references per machine (config `machine:`, set for the point's
+# process by its execute job; a site may also export them in its profile or shell).
+MACHINE_VARIABLES = {"site": "SNNBENCH_MACHINE_SITE", "partition": "SNNBENCH_MACHINE_PARTITION"}
+
+
+def machine_environment(machine_config: dict) -> dict[str, str]:
+    """The variables that carry the config's `machine:` block to a point's processes."""
+    return {MACHINE_VARIABLES[key]: value for key, value in machine_config.items() if value}
+
+
+def machine(hostname: str, slurm_partition: str | None = None, environ=os.environ) -> dict:
+    """The machine's name for references, ReFrame's `system:partition`: the site (config
+    `machine.site`, else the SLURM cluster's name, else the host's name) and the partition (config
+    `machine.partition`, else the SLURM partition, else none): `site:partition` or `site`."""
+    site = environ.get(MACHINE_VARIABLES["site"]) or environ.get("SLURM_CLUSTER_NAME") or hostname
+    partition = environ.get(MACHINE_VARIABLES["partition"]) or slurm_partition or None
+    return {"name": f"{site}:{partition}" if partition else site, "site": site, "partition": partition}
 
 
 def not_available(why: str) -> str:

@@ -296,6 +296,8 @@ def test_hardware_record_has_a_file_per_node(two_node_run):
             assert all(len(r["cpus"]) >= res["threads_per_rank"] for r in node["ranks"])
             if res["nodes"] == 2:
                 assert node["settings"]["SLURM_JOB_NODELIST"] == "n[1-2]"
+        # The machine: the test cluster's name and the job's partition.
+        assert rec["provenance"]["machine"]["name"] == "snnbench:debug"
     html = (workdir / "results/nodes-strong/provenance.html").read_text()
     assert "n1: " in html and "n2: " in html and "rank 1 on CPUs" in html
 
