@@ -1,11 +1,12 @@
 """References per machine through the real workflow: a point's record and row name the machine of
-the config (`machine:`), its hardware record lies beside the record and in provenance.html, and
-rule regression compares the table only with the references of its own machine."""
+the config (`machine:`); its hardware record lies beside the record, shows in provenance.html and
+travels in the archive; rule regression compares the table only with references of its own machine."""
 
 from __future__ import annotations
 
 import json
 import socket
+import tarfile
 
 import pandas as pd
 import pytest
@@ -42,6 +43,9 @@ def test_regression_against_references_of_two_machines(tmp_path):
     assert f"{host}: " in (workdir / "results/machines/provenance.html").read_text()
     points = pd.read_csv(workdir / "results/points.csv")
     assert points["machine"].tolist() == ["alpha:cpu"]
+    snakemake(workdir, "results/archives/machines.tar.gz", "--configfile", "config/run.yaml")
+    with tarfile.open(workdir / "results/archives/machines.tar.gz") as tar:
+        assert f"{POINT}/hardware/{host}.json" in tar.getnames()  # the hardware record travels with the record
 
     # References of two machines: alpha's the table itself, beta's twice as fast (against them
     # the table would be a slowdown).
