@@ -96,7 +96,8 @@ def test_the_command_line_concatenates_baselines_and_reads_tolerances(tables, tm
     tolerances.write_text("alpha:cpu: {time_simulat_s: 0.6}\n")
     assert regression.main([str(paths["same"]), str(paths["slow"]), "--tolerances", str(tolerances)]) == 2
     err = capsys.readouterr().err
-    assert f"Error in tolerances ({tolerances})" in err and "alpha:cpu: 'time_simulat_s'" in err
+    assert f"Error in tolerances ({tolerances}):\n  alpha:cpu: 'time_simulat_s' is not allowed here (allowed: " in err
+    assert "time_simulate_s, time_total_s" in err
 
 
 def test_config_refuses_bad_references():
@@ -107,6 +108,8 @@ def test_config_refuses_bad_references():
     [problem] = config_problems(exp, regression={"tolerances": {"jureca:dc": {"time_total_s": -0.1}}})
     assert problem.startswith("regression.tolerances.jureca:dc.time_total_s: -0.1 is less than or equal to")
     assert config_problems(exp, machine={"site": "a b"})[0].startswith("machine.site: 'a b' does not match")
+    [problem] = config_problems(exp, regression={"tolerances": {"jureca:dc": {"time_simulat_s": 1}}})
+    assert problem.startswith("regression.tolerances.jureca:dc: 'time_simulat_s' is not allowed here (allowed: ")
 
 
 def test_figures_split_by_machine(tables):
