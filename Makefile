@@ -23,7 +23,7 @@ NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+.PHONY: env hwloc training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -75,11 +75,12 @@ report: env
 archive: env
 	$(SNAKEMAKE) archive $(ARGS)
 
-## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), slowdowns flagged
+## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), each point against the
+## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric)
 regression: env
-	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv [CURRENT=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
+	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
 	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
-	  $(if $(TOLERANCE),--tolerance $(TOLERANCE))
+	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES))
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]
@@ -89,9 +90,17 @@ compare-builds: env
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) --out results/builds-$(BASELINE)-$(CURRENT).csv \
 	  --figure results/builds-$(BASELINE)-$(CURRENT).png
 
+## hwloc: lstopo (Debian's hwloc) for the points' hardware record (installed as root; without it the
+## record says "not available")
+hwloc:
+	@command -v lstopo-no-graphics >/dev/null || command -v lstopo >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hwloc; \
+	  else echo "lstopo missing (Debian package hwloc): hardware records will say 'not available'"; fi; }
+
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
-test: env
+test: env hwloc
 	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 

@@ -5,7 +5,7 @@ from snnbench import archive
 manifest = archive.pack(
     snakemake.output[0],  # noqa: F821 (provided by Snakemake)
     snakemake.wildcards.experiment,  # noqa: F821
-    list(snakemake.input),  # noqa: F821
+    [*snakemake.input, *archive.hardware_files(snakemake.input)],  # noqa: F821
     snakemake.params.config,  # noqa: F821
 )
 with open(snakemake.log[0], "w") as log:  # noqa: F821

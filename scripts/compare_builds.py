@@ -8,9 +8,9 @@ from snnbench.table import read_points, write_table
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 baseline, *others = snakemake.params.builds  # noqa: F821
-tolerance = snakemake.params.tolerance  # noqa: F821
+tolerance, tolerances = snakemake.params.tolerance, snakemake.params.tolerances  # noqa: F821
 ratios = pd.concat(
-    [regression.compare_builds(points, baseline, other, tolerance) for other in others], ignore_index=True
+    [regression.compare_builds(points, baseline, other, tolerance, tolerances) for other in others], ignore_index=True
 )
 write_table(ratios, snakemake.output.ratios)  # noqa: F821
 draw_ratios(ratios, tolerance, snakemake.output.png, snakemake.output.pdf)  # noqa: F821

@@ -1,13 +1,17 @@
 """Snakemake entry (execute_<family>): run one point in its family's child process and write its
 record, ok or failed (and the family's other outputs)."""
 
+import os
 from pathlib import Path
 
-from snnbench import families
+from snnbench import families, hardware
 from snnbench.config import time_limit_s
 from snnbench.jsonfile import read_json
 
 spec_path = snakemake.input.spec  # noqa: F821 (provided by Snakemake)
+# The machine's name as the config gives it, for the record's provenance (not the spec: renaming a
+# machine must not make finished points rerun).
+os.environ.update(hardware.machine_environment(snakemake.config["machine"]))  # noqa: F821
 spec = read_json(spec_path)
 families.of_spec(spec).run_point(
     spec=spec,

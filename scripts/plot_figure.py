@@ -9,7 +9,8 @@ from snnbench.table import read_points
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 params = snakemake.params.figure  # noqa: F821
-data = figures.Data(points, series=params.get("series", "simulator"))
+# Tables of several machines concatenated: each series per machine.
+data = figures.Data(*figures.by_machine(points, params.get("series", "simulator")))
 if figures.needs_distributions(params["panels"]):
     data.distributions = figures.load_distributions(snakemake.input.stats, points, series=data.series)  # noqa: F821
 figures.draw(

@@ -38,6 +38,20 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def hardware_files(files: list) -> list[str]:
+    """The hardware records (one per node) that the packed records name: they lie beside each
+    record, written by its point, not outputs of a rule."""
+    found = []
+    for f in files:
+        if Path(f).name == "record.json":
+            try:
+                names = json.loads(Path(f).read_text()).get("hardware", [])
+            except (OSError, ValueError):
+                continue  # a damaged record is packed as it is
+            found += [str(Path(f).parent / name) for name in names if (Path(f).parent / name).exists()]
+    return found
+
+
 def pack(out: Path, experiment: str, files: list, config: dict) -> dict:
     """Write `out` (.tar.gz) with `files` (paths relative to the working directory, stored as
     they are) and a manifest; returns the manifest."""

@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from snnbench import builds, gpu
+from snnbench import builds, gpu, hardware
 from snnbench.hashing import canonical_hash
 from snnbench.paths import REPO
 
@@ -111,7 +111,9 @@ def collect(spec: dict, benchmark_files: list[Path]) -> dict:
     """Provenance of the machine and environment this process runs in."""
 
     build = builds.provenance(spec)
+    job = slurm()
     return {
+        "machine": hardware.machine(socket.gethostname(), (job or {}).get("partition")),
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
@@ -129,7 +131,7 @@ def collect(spec: dict, benchmark_files: list[Path]) -> dict:
             "load_average_1_5_15": list(os.getloadavg()),
         },
         "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
-        "slurm": slurm(),
+        "slurm": job,
         # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
         **({"gpus": (found := gpu.gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
     }

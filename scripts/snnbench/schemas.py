@@ -85,6 +85,8 @@ def _allowed(error) -> str:
         return f"expected {schema['type']}"
     if error.validator == "not" and "required" in error.validator_value:
         return "neuron_scale is for strong scaling, neuron_scale_per_vp for weak scaling: give the one that fits"
+    if error.validator == "enum" and len(error.message) >= 160:  # the message is cut short: name them here
+        return f"allowed: {', '.join(map(str, schema['enum']))}"
     if error.validator == "pattern":
         return f"allowed: text matching {schema['pattern']}"
     return ""

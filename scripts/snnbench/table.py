@@ -13,6 +13,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+from snnbench import hardware
+
 
 def read_benchmark_row(path) -> dict:
     """The last row of a Snakemake benchmark file (s, max_rss, max_pss, ...), as text; {} without one.
@@ -43,6 +45,7 @@ def outcome_columns(rec: dict) -> dict:
     """Status and provenance columns every record has, whatever its model family."""
     prov = rec["provenance"]
     return {
+        "machine": machine_name(prov),
         "status": rec["status"],
         "failure_reason": (rec["failure"] or {}).get("reason", ""),
         "wall_time_s": rec["wall_time_s"],
@@ -55,6 +58,14 @@ def outcome_columns(rec: dict) -> dict:
         "started_utc": prov["started_utc"],
         "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
     }
+
+
+def machine_name(prov: dict) -> str:
+    """The record's machine (site:partition or host); for records written before machines were
+    named (2026-11-25), its host and SLURM partition as snnbench.hardware.machine names them."""
+    if "machine" in prov:
+        return prov["machine"]["name"]
+    return hardware.machine(prov["host"]["hostname"], (prov.get("slurm") or {}).get("partition"), environ={})["name"]
 
 
 def _arrow_column(values: pd.Series) -> pa.Array:

@@ -279,6 +279,30 @@ def test_two_nodes_match_two_ranks_on_one_node(two_node_run):
     np.testing.assert_array_equal(spikes[0][1], spikes[1][1])
 
 
+def test_hardware_record_has_a_file_per_node(two_node_run):
+    """Each point's hardware record: one file per node it ran on, gathered by one rank there, with
+    that node's ranks and their CPUs; provenance.html shows every node."""
+    workdir, specs, records = two_node_run
+    for spec in specs:
+        rec, res = records[spec["path"]], spec["resources"]
+        hosts = sorted({r["host"] for r in rec["ranks"]})
+        assert rec["hardware"] == [f"hardware/{host}.json" for host in hosts] and len(hosts) == res["nodes"]
+        for host in hosts:
+            node = json.loads((workdir / spec["path"] / "hardware" / f"{host}.json").read_text())
+            assert node["hostname"] == host and "PU" in node["topology"] and node["memory"]["total_mb"] > 0
+            [(library, ldd)] = node["linked_libraries"].items()
+            assert node["mpi_library"].startswith("Open MPI") and library.endswith("nestkernel_api.so")
+            assert ("libmpi" in ldd) == (res["ranks"] > 1)  # one rank runs the PyPI NEST, more NEST with MPI
+            assert len(node["ranks"]) == res["ranks_per_node"] and {r["host"] for r in node["ranks"]} == {host}
+            assert all(len(r["cpus"]) >= res["threads_per_rank"] for r in node["ranks"])
+            if res["nodes"] == 2:
+                assert node["settings"]["SLURM_JOB_NODELIST"] == "n[1-2]"
+        # The machine: the test cluster's name and the job's partition.
+        assert rec["provenance"]["machine"]["name"] == "snnbench:debug"
+    html = (workdir / "results/nodes-strong/provenance.html").read_text()
+    assert "n1: " in html and "n2: " in html and "rank 1 on CPUs" in html
+
+
 def test_slurm_grants_the_shape_of_each_point(two_node_run):
     # What SLURM granted (sacct), against the point's shape: nodes, tasks on each node, cpus per
     # task, and memory per node (--mem: the estimate spread over the nodes) times the nodes.

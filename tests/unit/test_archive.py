@@ -48,6 +48,20 @@ def test_archive_round_trips(packed, tmp_path):
     assert back["job_wall_s"].notna().all()  # Snakemake's benchmarks travel too
 
 
+def test_hardware_records_travel_with_their_records(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    paths, _ = write(tmp_path)
+    record = paths["records"][0].relative_to(tmp_path)
+    rec = json.loads(record.read_text())
+    (record.parent / "hardware").mkdir()
+    (record.parent / "hardware/n1.json").write_text('{"hostname": "n1"}')
+    record.write_text(json.dumps(dict(rec, hardware=["hardware/n1.json", "hardware/gone.json"])))
+    files = [p.relative_to(tmp_path) for p in paths["records"]]
+    assert archive.hardware_files(files) == [str(record.parent / "hardware/n1.json")]
+    manifest = archive.pack(tmp_path / "a.tar.gz", "shared", [*files, *archive.hardware_files(files)], {})
+    assert str(record.parent / "hardware/n1.json") in manifest["files"]
+
+
 def test_reading_applies_current_bounds(packed, tmp_path):
     out, _, points, _ = packed
     strict = dict(BOUNDS, min_rate_hz=100.0)  # every population now counts as silent

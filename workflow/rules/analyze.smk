@@ -79,6 +79,7 @@ rule regression:
         "../../envs/workflow.yaml"
     params:
         tolerance=config["regression"]["tolerance"],
+        tolerances=config["regression"]["tolerances"],
     script:
         "../../scripts/regression.py"
 
@@ -104,5 +105,6 @@ rule compare_builds:
     params:
         builds=get_compared_builds,
         tolerance=config["regression"]["tolerance"],
+        tolerances=config["regression"]["tolerances"],
     script:
         "../../scripts/compare_builds.py"

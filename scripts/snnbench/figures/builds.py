@@ -33,7 +33,7 @@ def draw_ratios(ratios: pd.DataFrame, tolerance: float, png: str | None = None, 
     ax.axhspan(1 - tolerance, 1 + tolerance, color="0.9", zorder=0, label=f"tolerance ±{tolerance:g}")
     ax.axhline(1.0, color="0.5", linewidth=0.6, zorder=1)
     labels = shapes(ratios) + " N=" + ratios["neuron_scale"].map("{:g}".format)
-    for column in ("simulator", "build"):  # named where they differ between rows
+    for column in ("simulator", "build", "machine"):  # named where they differ between rows
         if column in ratios and ratios[column].nunique() > 1:
             labels = ratios[column].astype(str) + " " + labels
     palette = colors(labels)

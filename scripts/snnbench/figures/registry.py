@@ -35,6 +35,15 @@ class Data:
         return self.points[~self.points["valid"].astype(bool)]
 
 
+def by_machine(points: pd.DataFrame, series: str) -> tuple[pd.DataFrame, str]:
+    """Points of several machines (tables concatenated): each series split by machine
+    ('nest @ jureca:dc-cpu'), so that no curve mixes machines; one machine: unchanged."""
+    if "machine" not in points or points["machine"].nunique() < 2:
+        return points, series
+    column = f"{series}_machine"
+    return points.assign(**{column: points[series].astype(str) + " @ " + points["machine"].astype(str)}), column
+
+
 @dataclass(frozen=True)
 class Panel:
     draw: Callable

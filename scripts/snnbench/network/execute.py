@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import energy, record
+from snnbench import energy, hardware, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
 from snnbench.network import activity, models, race
@@ -165,6 +165,8 @@ def run_point(
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
             senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
             rec.update(build_record(spec, ranks, senders, times, bounds))
+            bindings = [r["binding"] for r in ranks if "binding" in r]
+            rec["hardware"] = hardware.write_nodes(rank_dir, bindings, Path(record_path).parent)
             # This process's own peak too: SLURM's memory limit covers it beside the ranks.
             rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import energy
+from snnbench import energy, hardware
 from snnbench.memory import process_mb
 from snnbench.network import models
 from snnbench.network.simulators import get_builder
@@ -48,6 +48,8 @@ def run(spec: dict, outdir: Path) -> Path:
         previous = timers[phase]
 
     outdir.mkdir(parents=True, exist_ok=True)
+    # After the timed phases, so that gathering (lstopo, ldd, ...) delays no rank's measurement.
+    hardware.write_node(outdir, backend.libraries())
     np.savez_compressed(outdir / f"rank{out.rank}.npz", senders=out.spike_senders, times_ms=out.spike_times_ms)
     rank_record = {
         "rank": out.rank,
@@ -66,6 +68,7 @@ def run(spec: dict, outdir: Path) -> Path:
         "simulator_version": out.simulator_version,
         "simulator_info": out.simulator_info,
         "model_results": out.model_results,
+        "binding": hardware.rank_binding(out.rank),
     }
     path = outdir / f"rank{out.rank}.json"
     path.write_text(json.dumps(rank_record, indent=1))

@@ -7,7 +7,9 @@ one module with one `Backend` subclass and one entry in `snnbench.network.simula
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +41,9 @@ class Backend:
     """One simulator running one network model. Subclasses implement each phase as a method."""
 
     name = "abstract"
+    # The Python package whose shared libraries are the simulator: their `ldd` goes into the
+    # hardware record (snnbench.hardware). None: the simulator names none.
+    library_package: str | None = None
 
     def __init__(self, spec: dict):
         self.spec = spec
@@ -75,3 +80,9 @@ class Backend:
 
     def output(self) -> RankOutput:
         raise NotImplementedError
+
+    def libraries(self) -> list[str]:
+        """The shared libraries of `library_package` (e.g. NEST's nestkernel_api.so)."""
+        found = importlib.util.find_spec(self.library_package) if self.library_package else None
+        folders = (found.submodule_search_locations or []) if found else []
+        return sorted(str(p) for folder in folders for p in Path(folder).glob("*.so"))

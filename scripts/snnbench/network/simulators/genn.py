@@ -135,6 +135,7 @@ class GennBackend(Backend):
     """PD14 on one PyGeNN backend (chosen by the simulator name)."""
 
     name = "genn"
+    library_package = "pygenn"
 
     def __init__(self, spec: dict):
         super().__init__(spec)

@@ -10,6 +10,7 @@ from snnbench.network.simulators.base import Backend, RankOutput
 
 class NestBackend(Backend):
     name = "nest"
+    library_package = "nest"
 
     def setup(self) -> None:
         self.start_kernel(pd14.DT_MS)

@@ -75,6 +75,7 @@ def import_pynn_nest():
 
 class PynnNestBackend(Backend):
     name = "pynn-nest"
+    library_package = "nest"
 
     def setup(self) -> None:
         # Imported here so that the import is timed as part of setup, as for NEST's backend.
