@@ -7,6 +7,8 @@ The nodes have /tmp of their own, as compute nodes do: the workflows run from a 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -37,8 +39,37 @@ def point(experiment: str, ranks: int, threads: int, nodes: int = 1, scale: str 
     return f"results/{experiment}/nest/nodes{nodes}_ranks{ranks}_threads{threads}/{scale}/seed1"
 
 
+# The test cluster's nodes have a /tmp of their own (config key slurm.node_local_paths' default).
+NODE_LOCAL = Path("/tmp")
+# The environments SLURM points of these tests run in, besides the workflow's own .venv.
+POINT_ENVIRONMENTS = ("nest-mpi", "brian2genn")
+
+
+def shared_checkout(source: Path, name: str) -> Path:
+    """A checkout the nodes see, made from `source` (a checkout under a node-local folder): its
+    files copied beside SHARED, `make env` there and the per-machine environments linked. Kept
+    between runs (refreshed, not rebuilt), as a user's clone on the cluster's shared file system."""
+    dest = SHARED.parent / "checkouts" / name
+    keep = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "__pycache__", ".*_cache", ".git")
+    shutil.copytree(source, dest, ignore=keep, dirs_exist_ok=True)
+    for command in (["make", "env"], [".venv/bin/python", "-m", "snnbench.build_env", *POINT_ENVIRONMENTS]):
+        made = subprocess.run(command, cwd=dest, capture_output=True, text=True, timeout=1800)
+        assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"
+    return dest
+
+
+@functools.cache
+def snakemake_bin() -> Path:
+    """The Snakemake the SLURM tests run: this checkout's, or where it lies under the nodes' private
+    /tmp (a clone in /tmp) that of a shared checkout of it, whose jobs the nodes can start."""
+    if not REPO.is_relative_to(NODE_LOCAL):
+        return VENV_BIN / "snakemake"
+    name = "repo-" + hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    return shared_checkout(REPO, name) / ".venv" / "bin" / "snakemake"
+
+
 def slurm_snakemake(workdir: Path, configfile: str, *args: str, check=True, **popen) -> subprocess.CompletedProcess:
-    command = [str(VENV_BIN / "snakemake"), "--profile", "profiles/slurm", "--configfile", configfile, *FAST_POLLING]
+    command = [str(snakemake_bin()), "--profile", "profiles/slurm", "--configfile", configfile, *FAST_POLLING]
     proc = subprocess.run([*command, *args], cwd=workdir, capture_output=True, text=True, timeout=900)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
@@ -184,7 +215,7 @@ def test_cancelled_point_is_failed_and_reruns_alone(cluster, shared_dir):
     }
     (workdir / "config" / "cancel.yaml").write_text(yaml.safe_dump(config))
     log = workdir / "logs/execute/slurm-cancel/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1.log"
-    command = [str(VENV_BIN / "snakemake"), "--profile", "profiles/slurm", "--configfile", "config/cancel.yaml"]
+    command = [str(snakemake_bin()), "--profile", "profiles/slurm", "--configfile", "config/cancel.yaml"]
     run = subprocess.Popen([*command, *FAST_POLLING], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.time() + 180
     while not (log.exists() and "running:" in log.read_text()) and time.time() < deadline:
@@ -341,7 +372,7 @@ def test_lost_node_fails_its_point_which_reruns_alone(cluster, shared_dir):
     (workdir / "config" / "lost.yaml").write_text(yaml.safe_dump(config))
     lost, kept = point("slurm-lost", 1, 1, nodes=2), point("slurm-kept", 1, 2)
     log = workdir / "logs/execute/slurm-lost/nest/nodes2_ranks1_threads1/N0.02_K0.1/seed1.log"
-    command = [str(VENV_BIN / "snakemake"), "--profile", "profiles/slurm", "--configfile", "config/lost.yaml"]
+    command = [str(snakemake_bin()), "--profile", "profiles/slurm", "--configfile", "config/lost.yaml"]
     run = subprocess.Popen([*command, *FAST_POLLING], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 300
@@ -411,3 +442,22 @@ def test_a_job_that_dies_before_its_point_runs_is_failed_and_reruns(cluster, sha
     slurm_snakemake(workdir, "config/dead.yaml")
     assert json.loads(record.read_text())["status"] == "ok"
     assert list(pd.read_csv(workdir / "results/slurm-dead/points.csv")["status"]) == ["ok"]
+
+
+def test_a_clone_in_tmp_runs_slurm_points_from_a_checkout_the_nodes_see(cluster, shared_dir, tmp_path):
+    """A user's clone under /tmp, which the nodes cannot see: its SLURM points run from a shared
+    checkout of it (as the refusal of node-local paths tells a user to do), and succeed."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    assert clone.is_relative_to(NODE_LOCAL)
+    checkout = shared_checkout(clone, "tmp-clone")
+    workdir = copy_workflow(shared_dir("tmp-clone"))
+    one = dict(TINY, name="slurm-one", resources={"threads_per_rank": [1]})
+    (workdir / "config" / "one.yaml").write_text(yaml.safe_dump({"experiments": [one]}))
+    command = [str(checkout / ".venv/bin/snakemake"), "--profile", "profiles/slurm", "--configfile", "config/one.yaml"]
+    proc = subprocess.run([*command, *FAST_POLLING], cwd=workdir, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rec = json.loads((workdir / point("slurm-one", 1, 1) / "record.json").read_text())
+    assert rec["status"] == "ok" and rec["provenance"]["slurm"]["job_id"]
+    executable = Path(rec["provenance"]["python"]["executable"])
+    assert executable.is_relative_to(checkout) or not executable.is_relative_to(NODE_LOCAL), executable
