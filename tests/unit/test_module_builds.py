@@ -3,9 +3,11 @@ make), refusals before any job (a missing module, no Lmod), and loading them for
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import MPI_MODULE, NEST_MODULE, config_problems, experiment, module_tree, validated
-from snnbench import builds, modules, planning
+from snnbench import before_jobs, builds, modules, planning
 from snnbench import config as snnconfig
 
 
@@ -69,3 +71,11 @@ def test_loading_records_the_modules_with_their_dependencies(tree, monkeypatch):
     assert environ["NEST_MODULE"] == "1" and modules.python(environ).startswith(environ["PATH"].split(":")[0])
     with pytest.raises(modules.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
         modules.load(dict(build, modules=["nest/9.9"]))
+
+
+def test_a_module_tree_the_nodes_cannot_see_is_refused_under_a_cluster(tree):
+    campaign = planning.plan(validated(experiment(builds=site(tree))))
+    needed = before_jobs.needed_on_nodes(campaign)
+    assert needed["the modulepath of build site"] == os.path.realpath(tree)
+    with pytest.raises(before_jobs.CannotRun, match="the modulepath of build site"):
+        before_jobs.refuse_node_local(needed, [os.path.dirname(os.path.realpath(tree))])

@@ -58,7 +58,12 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | 
     build's)."""
     res = spec["resources"]
     launcher = []
-    if res["ranks"] > 1 and in_slurm_job():
+    if res["ranks"] == 1 and environ is not None and in_slurm_job():
+        # One rank of a module build (the site's NEST, built against its MPI) as a step of its own:
+        # alone inside the executor's step, the MPI library would join that step's PMIx as its task,
+        # and SLURM cancels the step when the process ends (--overlap: the executor's step holds the CPUs).
+        launcher = ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--cpus-per-task={res['threads_per_rank']}"]
+    elif res["ranks"] > 1 and in_slurm_job():
         # Ranks as tasks of this allocation, the same number on each node; SLURM binds each to its
         # cpus_per_task cores.
         launcher = [
