@@ -23,7 +23,7 @@ NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env hwloc training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+.PHONY: env hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -100,9 +100,17 @@ hwloc:
 
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
-test: env hwloc
+test: env hwloc lmod
 	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+## lmod: Debian's Lmod for the tests of builds given as environment modules (installed when run as
+## root; elsewhere those tests are skipped until Lmod is there)
+lmod:
+	@[ -x "$${LMOD_CMD:-/usr/share/lmod/lmod/libexec/lmod}" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lmod >/dev/null; \
+	  else echo "Lmod is not installed: the tests of module builds are skipped (apt-get install lmod)"; fi; }
 
 lint: env
 	$(VENV)/bin/snakemake --lint

@@ -115,3 +115,28 @@ def snakemake(
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
     return proc
+
+
+# A site's module tree as the module-build tests make it: NEST (the cached MPI build of
+# envs/nest-mpi.yaml) as module nest/3.10.0, which loads its MPI module as a site's NEST would.
+NEST_MODULE = "nest/3.10.0"
+MPI_MODULE = "openmpi/4.1"
+
+
+def module_tree(folder: Path) -> Path:
+    """Lua modulefiles in `folder` (on storage the SLURM test cluster's nodes see, not /tmp):
+    NEST_MODULE puts the nest-mpi environment's Python first on PATH and depends on MPI_MODULE."""
+    from snnbench import environments, modules
+
+    if modules.lmod_command() is None:
+        pytest.skip("Lmod is not installed: make test installs Debian's lmod (as root)")
+    if not environments.is_linked("nest-mpi"):
+        pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")
+    nest_bin = environments.cached(environments.key("nest-mpi")) / "bin"
+    for name, text in {
+        NEST_MODULE: f'depends_on("{MPI_MODULE}")\nprepend_path("PATH", "{nest_bin}")\nsetenv("NEST_MODULE", "1")\n',
+        MPI_MODULE: 'whatis("the MPI NEST was built with (Debian\'s Open MPI)")\n',
+    }.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.lua").write_text(text)
+    return folder

@@ -58,13 +58,18 @@ def command_line_executor() -> str | None:
 
 def needed_on_nodes(campaign) -> dict[str, str]:
     """What a cluster's jobs read or write, by what it is: the interpreter that runs the workflow
-    (a job starts Snakemake with it), the working directory and results, the points' environments."""
+    (a job starts Snakemake with it), the working directory and results, the points' environments
+    (or their builds' module folders)."""
     needed = {
         "the workflow's Python (sys.executable)": os.path.abspath(sys.executable),
         "the working directory": os.getcwd(),
         "the results folder": os.path.realpath(paths.RESULTS),
     }
     for spec in campaign.points.values():
+        if "build" in spec and builds.is_modules(spec["build"]):
+            for folder in spec["build"].get("modulepath", []):
+                needed[f"the modulepath of build {spec['build']['name']}"] = os.path.realpath(folder)
+            continue
         environment = builds.linked_name(spec["build"]) if "build" in spec else campaign.point_environment(spec)
         if environment:
             link = environments.linked(environment)

@@ -9,6 +9,8 @@ the environment: its pip requirements (the pins of the simulator's envs/<environ
 without the built package, plus the build's own requirement), for a source tree its commit and
 uncommitted changes and the CMake options, and the Python. Never the checkout's path. Each
 checkout links it as .venv-build-<key> (rule link_environment), as it links named environments.
+A build given as the site's environment modules (`modules`, snnbench.modules) has no environment
+and no key: its points run with the modules loaded.
 
 This module is pure (spec, key, paths, config checks); snnbench.build_env makes the environment.
 """
@@ -24,7 +26,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from snnbench import environments
+from snnbench import environments, modules
 from snnbench.paths import REPO
 
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
@@ -50,6 +52,11 @@ def project_name(requirement: str) -> str:
     from packaging.requirements import Requirement
 
     return re.sub(r"[-_.]+", "-", Requirement(requirement).name).lower()
+
+
+def is_modules(build: dict) -> bool:
+    """Whether a build is the site's environment modules (no environment is made for it)."""
+    return "modules" in build
 
 
 def requirements(environment: str, package: str, build: dict) -> list[str]:
@@ -125,6 +132,8 @@ def point_build(environment: str, package: str, name: str, build: dict) -> dict:
     build = dict(build)
     if "source" in build:
         build["source"] = os.path.realpath(os.path.expanduser(build["source"]))
+    if is_modules(build):
+        return {"name": name, **build, **({"modulepath": modules.folders(build)} if "modulepath" in build else {})}
     return _point_build(environment, package, name, json.dumps(build, sort_keys=True), platform.python_version())
 
 
@@ -164,9 +173,12 @@ def python(build: dict, repo: Path = REPO) -> str:
 
 
 def provenance(spec: dict) -> dict | None:
-    """The build's provenance written when its environment was made (snnbench.build_env)."""
+    """The build's provenance written when its environment was made (snnbench.build_env); for a
+    module build, the build as configured (the point adds what it loaded: snnbench.modules.load)."""
     if "build" not in spec:
         return None
+    if is_modules(spec["build"]):
+        return {"name": spec["build"]["name"], "build": content(spec["build"])}
     try:
         return json.loads(marker(spec["build"]).read_text())
     except (OSError, ValueError):
@@ -175,11 +187,15 @@ def provenance(spec: dict) -> dict | None:
 
 def _build_problems(where: str, name: str, build: dict, package: str) -> list[str]:
     key = f"{where}: builds.{name}"
-    if ("pip" in build) == ("source" in build):
+    kinds = [kind for kind in ("pip", "source", "modules") if kind in build]
+    if len(kinds) != 1:
         return [
-            f"{key}: give either `pip` (a requirement, e.g. {package}==3.10.0) or `source` (the path of a "
-            f"{package} source tree), {'not both' if 'pip' in build else 'neither is given'}"
+            f"{key}: give either `pip` (a requirement, e.g. {package}==3.10.0), `source` (the path of a "
+            f"{package} source tree) or `modules` (the site's environment modules), "
+            f"{'not ' + ' and '.join(kinds) if kinds else 'neither is given'}"
         ]
+    if is_modules(build):
+        return _modules_problems(key, build)
     if "pip" in build:
         if "cmake" in build:
             return [f"{key}.cmake: CMake options are for `source` builds (a wheel from PyPI is built already)"]
@@ -198,9 +214,24 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
     return []
 
 
+def _modules_problems(key: str, build: dict) -> list[str]:
+    """A module build's options that belong to the other kinds, Lmod missing, modules it cannot find."""
+    if "cmake" in build:
+        return [f"{key}.cmake: CMake options are for `source` builds (the site built its modules)"]
+    if modules.lmod_command() is None:
+        return [f"{key}.modules: {modules.no_lmod()}"]
+    try:
+        missing = modules.unavailable(build)
+    except modules.ModulesError as error:
+        return [f"{key}.modules: {error}"]
+    where = f"MODULEPATH={modules.modulepath(build) or '(empty)'}"
+    return [f"{key}.modules: module {m} is not available ({where}; see `module avail`)" for m in missing]
+
+
 def check(where: str, experiment: dict, packages: dict[str, str | None]) -> list[str]:
     """What the schema cannot say about an experiment's `builds`, each problem naming its key:
-    a build with neither (or both of) pip and source, a requirement for another package, a source
+    a build with none (or several) of pip, source and modules, a module that Lmod cannot find (or
+    no Lmod), a requirement for another package, a source
     path that is not a source tree, simulators that have no builds, MPI points without MPI builds.
     packages: simulator -> the package its builds replace (None: it has no builds)."""
     builds = experiment.get("builds")
@@ -217,6 +248,8 @@ def check(where: str, experiment: dict, packages: dict[str, str | None]) -> list
     resources = experiment["resources"]
     if not problems and max(resources.get("nodes", [1])) * max(resources.get("ranks_per_node", [1])) > 1:
         for name, build in builds.items():
+            if is_modules(build):
+                continue  # the site's module: built against its MPI, or not; its points say
             if cmake_options(build).get("with-mpi", "OFF").upper() != "ON":
                 problems.append(
                     f"{where}: builds.{name}: points with more than one MPI rank need a build with MPI: a `source` "

@@ -201,7 +201,8 @@ class Campaign:
 
         for name, experiment in self.experiments.items():
             for _label, build in self.family[name].builds(experiment):
-                needs(build["key"], builds.content(build), name)
+                if not builds.is_modules(build):  # the site's modules: nothing to make
+                    needs(build["key"], builds.content(build), name)
         for environment, name in dict.fromkeys(
             (self.point_environment(s), s["experiment"]) for s in self.points.values()
         ):

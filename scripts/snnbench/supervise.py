@@ -76,9 +76,12 @@ def last_lines(path: Path, n: int = 15) -> str:
         return ""
 
 
-def run_child(command: list[str], log_path: Path, time_limit_s: float, threads: int) -> None:
-    """Run the simulation; raise PointFailed if it does not finish cleanly in time."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+def run_child(
+    command: list[str], log_path: Path, time_limit_s: float, threads: int, environ: dict | None = None
+) -> None:
+    """Run the simulation (in `environ`, by default this process's environment); raise PointFailed
+    if it does not finish cleanly in time."""
+    env = dict(os.environ if environ is None else environ, OMP_NUM_THREADS=str(threads))
     with open(log_path, "ab") as log:
         log.write(f"[snnbench] running: {' '.join(command)}\n".encode())
         log.flush()

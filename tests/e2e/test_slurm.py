@@ -23,7 +23,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, TINY, VENV_BIN, copy_workflow, validated
+from conftest import (
+    DEFAULT_FIGURES,
+    MPI_MODULE,
+    NEST_MODULE,
+    REPO,
+    TINY,
+    VENV_BIN,
+    copy_workflow,
+    module_tree,
+    validated,
+)
 from snnbench import environments
 from snnbench.config import estimate_mem_mb, expand_points
 
@@ -125,6 +135,10 @@ def needs_mpi_nest():
         pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")
 
 
+def site_modules(workdir: Path) -> dict:
+    return {"site": {"modules": [NEST_MODULE], "modulepath": [str(module_tree(workdir / "modulefiles"))]}}
+
+
 @pytest.fixture(scope="module")
 def shapes_run(cluster, shared_dir):
     needs_mpi_nest()
@@ -142,6 +156,8 @@ def shapes_run(cluster, shared_dir):
             ),
             # A GPU point: SLURM gives it the test cluster's (dummy) GPU; without CUDA it must fail.
             dict(TINY, name="slurm-gpu", simulators=["brian2-genn"], resources={"threads_per_rank": [1]}),
+            # NEST as the site's module (Lmod), from a module tree on the shared folder.
+            dict(TINY, name="slurm-modules", builds=site_modules(workdir), resources={"threads_per_rank": [1]}),
         ]
     }
     (workdir / "config" / "slurm.yaml").write_text(yaml.safe_dump(config))
@@ -186,6 +202,18 @@ def test_a_gpu_point_gets_a_gpu_from_slurm_and_fails_without_cuda(shapes_run):
     assert list(points["status"]) == ["failed"]
 
 
+def test_a_module_build_point_is_a_slurm_job_with_its_modules_loaded(shapes_run):
+    workdir = shapes_run
+    path = "results/slurm-modules/nest@site/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    rec = json.loads((workdir / path / "record.json").read_text())
+    assert rec["status"] == "ok", rec["failure"]
+    assert sacct_state(rec["provenance"]["slurm"]["job_id"]) == "COMPLETED"
+    loaded = rec["provenance"]["build"]["modules"]
+    assert loaded["loaded"] == loaded["module_list"] == [MPI_MODULE, NEST_MODULE]
+    assert loaded["modulepath"] == str(workdir / "modulefiles")
+    assert rec["simulator"]["version"].startswith("3.10") and rec["ranks"][0]["host"] in ("n1", "n2")
+
+
 def test_time_limit_is_recorded_and_tables_complete(shapes_run):
     workdir = shapes_run
     rec = json.loads((workdir / point("slurm-timeout", 1, 1) / "record.json").read_text())
@@ -194,6 +222,7 @@ def test_time_limit_is_recorded_and_tables_complete(shapes_run):
     table = pd.read_csv(workdir / "results/points.csv")
     assert sorted(zip(table["experiment"], table["status"], strict=True)) == [
         ("slurm-gpu", "failed"),
+        ("slurm-modules", "ok"),
         ("slurm-ranks", "ok"),
         ("slurm-threads", "ok"),
         ("slurm-threads", "ok"),

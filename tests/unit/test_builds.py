@@ -85,7 +85,7 @@ def test_a_source_build_is_keyed_by_its_commit_and_changes_not_its_path(tmp_path
     "build_set, key, allowed",
     [
         ({"b": {}}, "builds.b", "give either `pip`"),
-        ({"b": {"pip": "nest-simulator==3.10.0", "source": "/tmp"}}, "builds.b", "not both"),
+        ({"b": {"pip": "nest-simulator==3.10.0", "source": "/tmp"}}, "builds.b", "not pip and source"),
         ({"b": {"pip": "nest-simulator==3.10.0", "cmake": {"with-mpi": "ON"}}}, "builds.b.cmake", "`source` builds"),
         ({"b": {"pip": "numpy==2.4.6"}}, "builds.b.pip", "does not name nest-simulator"),
         ({"b": {"source": "/nonexistent/nest"}}, "builds.b.source", "is not a directory"),

@@ -71,6 +71,8 @@ def get_point_environment(wildcards):
     the cached environment (ancient: an environment remade or relinked must not make finished
     points rerun)."""
     spec = get_point_spec(wildcards)
+    if "build" in spec and builds.is_modules(spec["build"]):
+        return []  # the site's modules, loaded by the point itself (snnbench.modules)
     environment = builds.linked_name(spec["build"]) if "build" in spec else CAMPAIGN.point_environment(spec)
     return [ancient(str(environments.link_marker(environment)))] if environment else []
 

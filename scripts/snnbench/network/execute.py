@@ -20,12 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import energy, hardware, record
+from snnbench import builds, energy, hardware, modules, record
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
 from snnbench.network import activity, models, race
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
+from snnbench.paths import REPO
 from snnbench.supervise import (
     PointFailed,
     Terminated,
@@ -37,12 +38,32 @@ from snnbench.supervise import (
 )
 
 
-def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
+def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
+    """For a point of a module build: the environment with its modules loaded, in which this
+    checkout's snnbench imports, and what was loaded (snnbench.modules.load); else (None, None)."""
+    build = spec.get("build")
+    if not build or not builds.is_modules(build):
+        return None, None
+    try:
+        environ, loaded = modules.load(build)
+    except modules.ModulesError as error:
+        raise PointFailed(f"build {build['name']}: {error}") from None
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "scripts"), environ.get("PYTHONPATH")) if p)
+    return environ, loaded
+
+
+def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | None = None) -> list[str]:
     """The command that runs the point: its environment's Python for one rank, under an MPI
-    launcher for more."""
+    launcher for more (environ: the point's environment where it is not this process's, a module
+    build's)."""
     res = spec["resources"]
     launcher = []
-    if res["ranks"] > 1 and in_slurm_job():
+    if res["ranks"] == 1 and environ is not None and in_slurm_job():
+        # One rank of a module build (the site's NEST, built against its MPI) as a step of its own:
+        # alone inside the executor's step, the MPI library would join that step's PMIx as its task,
+        # and SLURM cancels the step when the process ends (--overlap: the executor's step holds the CPUs).
+        launcher = ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--cpus-per-task={res['threads_per_rank']}"]
+    elif res["ranks"] > 1 and in_slurm_job():
         # Ranks as tasks of this allocation, the same number on each node; SLURM binds each to its
         # cpus_per_task cores.
         launcher = [
@@ -57,7 +78,7 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
             raise PointFailed(
                 f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm"
             )
-        mpirun = shutil.which("mpirun")
+        mpirun = shutil.which("mpirun", path=(environ or os.environ).get("PATH"))
         if mpirun is None:
             raise PointFailed(f"a {res['ranks']}-rank point needs an MPI launcher (mpirun); none on PATH")
         # --bind-to none: let each rank's OpenMP threads use all cores given to it. Root may run
@@ -66,10 +87,19 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path) -> list[str]:
         if os.geteuid() == 0:
             launcher.append("--allow-run-as-root")
     try:
-        python = python_for(spec)
-    except EnvironmentMissing as missing:
+        python = python_for(spec, environ=environ)
+    except (EnvironmentMissing, modules.ModulesError) as missing:
         raise PointFailed(str(missing)) from None
     return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
+
+
+def _launch(spec: dict, spec_path: Path, rank_dir: Path, rec: dict) -> tuple[list[str], dict | None]:
+    """The point's command and its environment (None: this process's); a module build's modules,
+    loaded, go into the record's provenance."""
+    environ, loaded = module_environment(spec)
+    if loaded:
+        rec["provenance"]["build"]["modules"] = loaded
+    return launch_command(spec, spec_path, rank_dir, environ), environ
 
 
 def benchmark_files(spec: dict) -> list[Path]:
@@ -153,10 +183,10 @@ def run_point(
     rank_dir.mkdir(parents=True)
     try:
         try:
-            command = launch_command(spec, Path(spec_path), rank_dir)
+            command, environ = _launch(spec, Path(spec_path), rank_dir, rec)
             try:
                 threads = spec["resources"]["threads_per_rank"]
-                run_child(command, Path(log_path), time_limit_s, threads)
+                run_child(command, Path(log_path), time_limit_s, threads, environ)
             finally:
                 hold_sigterm()
             rank_files = sorted(rank_dir.glob("rank*.json"))

@@ -249,7 +249,10 @@ def _simulator_builds(experiment: dict) -> list[tuple[str, dict | None]]:
 def _builds_summary(experiment: dict) -> str:
     named = experiment.get("builds") or {}
     return (
-        " in builds " + ", ".join(f"{n} ({b.get('pip') or b.get('source')})" for n, b in named.items()) if named else ""
+        " in builds "
+        + ", ".join(f"{n} ({b.get('pip') or b.get('source') or ' '.join(b['modules'])})" for n, b in named.items())
+        if named
+        else ""
     )
 
 

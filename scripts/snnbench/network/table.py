@@ -111,7 +111,9 @@ def build_columns(build: dict | None) -> dict:
     source = build.get("source_state") or {}
     return {
         "build_key": build.get("key"),
-        "build_spec": made_from.get("pip") or made_from.get("source"),
+        "build_spec": made_from.get("pip") or made_from.get("source") or " ".join(made_from.get("modules", [])) or None,
+        # A module build: the modules it loaded, name/version each (its dependencies included).
+        "build_modules": " ".join((build.get("modules") or {}).get("loaded", [])) or None,
         "build_version": (build.get("simulator") or {}).get("version"),
         "build_source_describe": source.get("describe"),
         "build_source_dirty": source.get("dirty"),

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import builds, environments
+from snnbench import builds, environments, modules
 from snnbench.environments import EnvironmentMissing
 from snnbench.network import models
 from snnbench.paths import REPO
@@ -73,9 +73,15 @@ def environment_for(spec: dict) -> str:
     return simulator.environment
 
 
-def python_for(spec: dict, repo: Path = REPO) -> str:
-    """The interpreter of the point's environment: this checkout's link of its build's (rules
-    build_environment and link_environment) for a point of a build, else the simulator's."""
+def python_for(spec: dict, repo: Path = REPO, environ: dict | None = None) -> str:
+    """The interpreter of the point's environment: the one its modules put on PATH for a point of a
+    module build (environ: the environment with them loaded, snnbench.modules.load), this
+    checkout's link of its build's (rules build_environment and link_environment) for a point of
+    another build, else the simulator's."""
+    if "build" in spec and builds.is_modules(spec["build"]):
+        if environ is None:
+            raise EnvironmentMissing(f"build {spec['build']['name']}: its modules are not loaded")
+        return modules.python(environ)
     if "build" in spec:
         return builds.python(spec["build"], repo)
     return environments.python(environment_for(spec), repo)
