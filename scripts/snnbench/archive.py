@@ -11,7 +11,6 @@ current bounds: tables from several archives concatenate like tables of one mach
 from __future__ import annotations
 
 import datetime
-import hashlib
 import io
 import json
 import socket
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench import collect, paths, provenance
+from snnbench import collect, hashing, paths, provenance
 
 FORMAT = 1
 MANIFEST = "MANIFEST.json"
@@ -28,14 +27,6 @@ MANIFEST = "MANIFEST.json"
 
 class ArchiveError(ValueError):
     """An archive that cannot be read (bad manifest, missing or altered file)."""
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def hardware_files(files: list) -> list[str]:
@@ -63,7 +54,7 @@ def pack(out: Path, experiment: str, files: list, config: dict) -> dict:
         "packed_on": socket.gethostname(),
         "workflow": provenance.workflow_version(),
         "config": config,
-        "files": {f: _sha256(Path(f)) for f in files},
+        "files": {f: hashing.file_sha256(Path(f)) for f in files},
     }
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(out, "w:gz") as tar:
@@ -94,7 +85,7 @@ def unpack(archive: Path, dest: Path) -> dict:
         path = dest / name
         if not path.is_file():
             raise ArchiveError(f"{archive}: {name} is listed in the manifest but missing")
-        if _sha256(path) != digest:
+        if hashing.file_sha256(path) != digest:
             raise ArchiveError(f"{archive}: {name} does not match its checksum")
     return manifest
 

@@ -9,11 +9,11 @@ makes the same environment, and a file whose checksum differs is refused.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 
+from snnbench import hashing
 from snnbench.paths import REPO
 
 FOLDER_ENV = "SNNBENCH_THIRD_PARTY"
@@ -49,14 +49,6 @@ def folder() -> Path:
     return Path(os.environ.get(FOLDER_ENV) or DEFAULT_FOLDER).expanduser().absolute()
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def locate(archive: dict) -> Path:
     """The archive's file, its checksum checked."""
     path = folder() / archive["file"]
@@ -65,7 +57,7 @@ def locate(archive: dict) -> Path:
             f"{archive['file']} is not in {path.parent}: put it there, or set ${FOLDER_ENV} (or the config key "
             f"third_party) to the folder that holds it (docs/genn.md says where it comes from)"
         )
-    found = sha256(path)
+    found = hashing.file_sha256(path)
     if found != archive["sha256"]:
         raise ArchiveMissing(f"{path}: SHA-256 {found}, but the environment file names {archive['sha256']}")
     return path

@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from snnbench import environments, third_party
+from snnbench import environments, hashing, third_party
 from snnbench.paths import REPO
 
 BUNDLE = REPO / "gpu-bundle"
@@ -65,7 +65,7 @@ def copy_archives(source: Path, dry_run: bool) -> list[Path]:
         print(f"{source / name} -> {target}")
         if dry_run:
             continue
-        found = third_party.sha256(source / name)
+        found = hashing.file_sha256(source / name)
         if found != digest:
             raise SystemExit(f"error: {source / name}: SHA-256 {found}, but {source / 'SHA256SUMS'} says {digest}")
         target.parent.mkdir(parents=True, exist_ok=True)
