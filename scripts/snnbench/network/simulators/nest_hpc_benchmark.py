@@ -62,7 +62,5 @@ class HpcBenchmarkNest(NestBackend):
         # This rank's E->E weights after the run (the model's results() merges the ranks).
         connections = self.nest.GetConnections(synapse_model=PLASTIC)
         values = np.atleast_1d(np.asarray(connections.get("weight") if len(connections) else [], dtype=float))
-        out.model_results = {
-            "ee_weights": {"count": int(len(values)), "sum": float(values.sum()), "sum_sq": float((values**2).sum())}
-        }
+        out.model_results = {"ee_weights": hpc.weight_summary(values, self.net.weight_exc_pA)}
         return out
