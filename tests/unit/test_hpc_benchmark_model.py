@@ -112,7 +112,9 @@ def test_the_weight_figure_is_the_models_and_draws_the_histograms(tmp_path):
     initial = 100.0
     rows = []
     for simulator, spread in (("nest", 5.0), ("brian2-cpp", 8.0)):
-        merged = hpc.merge_weights([hpc.weight_summary(np.random.default_rng(1).normal(100, spread, 500), initial)], 100)
+        merged = hpc.merge_weights(
+            [hpc.weight_summary(np.random.default_rng(1).normal(100, spread, 500), initial)], 100
+        )
         rows.append({"simulator": simulator, "valid": True, "neuron_scale": 0.2, "shape": "1x1x1"})
         rows[-1].update(hpc.HpcBenchmark().table_columns({"ee_weights_pA": merged}))
     points = pd.DataFrame(rows)

@@ -169,6 +169,7 @@ class HpcBenchmarkBrian2(Brian2Backend):
 
     def output(self) -> RankOutput:
         out = super().output()
-        weights = np.asarray(self.plastic.w[:] / self.b2.pA, dtype=float)
+        sampled = np.asarray(self.plastic.j[:]) < hpc.WEIGHT_SAMPLE_TARGETS  # the model's sample of targets
+        weights = np.asarray(self.plastic.w[:] / self.b2.pA, dtype=float)[sampled]
         out.model_results = {"ee_weights": hpc.weight_summary(weights, self.net.weight_exc_pA)}
         return out
