@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import config_problems, experiment, validated
+from snnbench.network import activity
 from snnbench.network.models import hpc_benchmark as hpc
 
 
@@ -50,3 +55,70 @@ def test_weights_that_did_not_move_make_the_activity_implausible():
     fast = [{"spikes": 20_000, "neurons": 1_000}]
     assert "hpc_benchmark's regime" in model.activity_problems(params, fast, {})[0]
     assert model.activity_problems({**params, "indegree_scale": 0.1}, fast, {}) == []
+
+
+def test_fixed_indegree_draws_the_in_degree_without_autapses():
+    from snnbench.network.simulators.brian2_hpc_benchmark import fixed_indegree
+
+    rng = np.random.default_rng(1)
+    i, j = fixed_indegree(rng, 50, 50, 120, same=True)
+    assert np.bincount(j).tolist() == [120] * 50  # the in-degree of every target
+    assert not (i == j).any() and i.min() >= 0 and i.max() == 49
+    assert len(set(zip(i.tolist(), j.tolist(), strict=True))) < i.size  # multapses allowed
+    i, j = fixed_indegree(rng, 10, 30, 5, same=False)
+    assert i.max() < 10 and np.bincount(j).tolist() == [5] * 30
+
+
+def test_rank_weight_summaries_merge_into_the_distribution():
+    initial = 100.0
+    a = hpc.weight_summary(np.array([100.0, 90.0, 110.0]), initial)
+    b = hpc.weight_summary(np.array([100.0, 250.0]), initial)  # 2.5 x lands in the last bin
+    merged = hpc.merge_weights([a, b], initial)
+    values = np.array([100.0, 90.0, 110.0, 100.0, 250.0])
+    assert merged["count"] == 5 and merged["mean"] == pytest.approx(values.mean())
+    assert merged["sd"] == pytest.approx(values.std()) and merged["moved_fraction"] == pytest.approx(3 / 5)
+    counts = np.array(merged["histogram_relative"]["counts"])
+    assert counts.sum() == 5 and counts[-1] == 1 and len(merged["histogram_relative"]["edges"]) == counts.size + 1
+    columns = hpc.HpcBenchmark().table_columns({"ee_weights_pA": merged})
+    assert columns["ee_weights_moved_fraction"] == pytest.approx(0.6)
+    assert sum(json.loads(columns["ee_weight_histogram"])["counts"]) == 5
+
+
+def test_synchronous_firing_makes_the_activity_implausible():
+    model, params = hpc.HpcBenchmark(), {"neuron_scale": 0.1, "indegree_scale": 0.1, "t_sim_ms": 1000.0}
+    rows = [{"population": "E", "spikes": 100, "neurons": 10, "correlation": 0.5}]
+    assert model.activity_problems(params, rows, {}) == ["E synchronous: spike-count correlation 0.50 > 0.2"]
+    assert model.activity_problems(params, [{**rows[0], "correlation": 0.05}], {}) == []
+
+
+def test_population_stats_measure_synchrony():
+    rng = np.random.default_rng(0)
+    # 20 neurons firing in common 2 ms bins (synchronous) and 20 firing independently.
+    together = np.repeat(np.sort(rng.choice(np.arange(0, 1000, 2.0), 50, replace=False)), 20) + 0.5
+    senders = np.concatenate([np.tile(np.arange(20), 50), 20 + rng.integers(0, 20, 1000)])
+    times = np.concatenate([together, rng.uniform(0, 1000, 1000)])
+    stats = activity.population_stats(senders, times, [0, 20], [20, 20], 1000.0, ("S", "A"))
+    assert stats[0]["correlation"] > 0.9 and abs(stats[1]["correlation"]) < 0.05
+
+
+def test_the_weight_figure_is_the_models_and_draws_the_histograms(tmp_path):
+    from snnbench import families, figures
+
+    family = families.of_experiment({"model": "hpc_benchmark"})
+    assert family.figures({"figures": {"experiment": {"time": ["phases"]}}}) == {
+        "time": ["phases"],
+        "weights": ["ee_weight_distribution"],
+    }
+    initial = 100.0
+    rows = []
+    for simulator, spread in (("nest", 5.0), ("brian2-cpp", 8.0)):
+        merged = hpc.merge_weights(
+            [hpc.weight_summary(np.random.default_rng(1).normal(100, spread, 500), initial)], 100
+        )
+        rows.append({"simulator": simulator, "valid": True, "neuron_scale": 0.2, "shape": "1x1x1"})
+        rows[-1].update(hpc.HpcBenchmark().table_columns({"ee_weights_pA": merged}))
+    points = pd.DataFrame(rows)
+    assert figures.plasticity.summed_histogram(points["ee_weight_histogram"]).sum() == 1000
+    fig = figures.draw(["ee_weight_distribution"], figures.Data(points), png=str(tmp_path / "w.png"))
+    assert (tmp_path / "w.png").stat().st_size > 0
+    assert len(fig.axes[0].patches) == 2  # one histogram per series

@@ -8,6 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
+# The activity check's synchrony measure: the mean pairwise Pearson correlation of spike counts in
+# CORRELATION_BIN_MS bins over the first CORRELATION_NEURONS neurons of a population that fired in
+# the measured window (the validation statistics compute their own distribution, from the config).
+CORRELATION_NEURONS = 200
+CORRELATION_BIN_MS = 2.0
+
+
+def mean_correlation(senders: np.ndarray, times_ms: np.ndarray, neurons: np.ndarray) -> float | None:
+    """Mean pairwise spike-count correlation of `neurons` (ids that fired); None below two."""
+    if neurons.size < 2:
+        return None
+    start = times_ms.min()
+    bins = int((times_ms.max() - start) // CORRELATION_BIN_MS) + 1
+    if bins < 2:
+        return None
+    keep = np.isin(senders, neurons)
+    row = np.searchsorted(neurons, senders[keep])
+    column = ((times_ms[keep] - start) // CORRELATION_BIN_MS).astype(int)
+    counts = np.bincount(row * bins + column, minlength=neurons.size * bins).reshape(neurons.size, bins)
+    matrix = np.corrcoef(counts)
+    pairs = matrix[np.triu_indices(neurons.size, 1)]
+    pairs = pairs[np.isfinite(pairs)]
+    return float(pairs.mean()) if pairs.size else None
+
 
 def population_stats(
     senders: np.ndarray,
@@ -17,8 +41,9 @@ def population_stats(
     duration_ms: float,
     populations: tuple[str, ...],
 ) -> list[dict]:
-    """Per population (named in order by `populations`): spike count, mean rate (spikes/s), and the
-    mean ISI coefficient of variation over neurons with at least three spikes (and how many such neurons there are).
+    """Per population (named in order by `populations`): spike count, mean rate (spikes/s), the
+    mean ISI coefficient of variation over neurons with at least three spikes (and how many such
+    neurons there are), and the mean spike-count correlation (`mean_correlation`).
 
     Plain numpy (no pandas): this runs in every execute job, where an import costs overhead.
     """
@@ -41,9 +66,12 @@ def population_stats(
     cv_population = np.searchsorted(first, neurons[enough], side="right") - 1
 
     counts = np.bincount(population, minlength=len(first))
+    fired = np.unique(senders)
+    fired_population = np.searchsorted(first, fired, side="right") - 1
     stats = []
     for i, name in enumerate(populations[: len(first)]):
         cvs = cv[cv_population == i]
+        sample = fired[fired_population == i][:CORRELATION_NEURONS]
         stats.append(
             {
                 "population": name,
@@ -52,6 +80,7 @@ def population_stats(
                 "rate_hz": float(counts[i] / (sizes[i] * duration_ms * 1e-3)) if sizes[i] else float("nan"),
                 "cv_isi": float(cvs.mean()) if cvs.size else None,
                 "cv_neurons": int(cvs.size),
+                "correlation": mean_correlation(senders, times_ms, sample),
             }
         )
     return stats
@@ -78,6 +107,7 @@ def verdict(stats: list[dict], bounds: dict, reference: tuple[dict, str] | None)
         "problems": problems,
         "rates_hz": {row["population"]: round(row["rate_hz"], 6) for row in stats},
         "cv_isi": {row["population"]: row["cv_isi"] for row in stats},
+        "correlation": {row["population"]: row.get("correlation") for row in stats},
         "spikes": {row["population"]: row["spikes"] for row in stats},
         "reference": None,
     }
@@ -103,6 +133,7 @@ def unchecked(reason: str) -> dict:
         "problems": [reason],
         "rates_hz": {},
         "cv_isi": {},
+        "correlation": {},
         "spikes": {},
         "reference": None,
     }

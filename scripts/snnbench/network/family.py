@@ -216,7 +216,7 @@ class Network(Family):
         return table.finish_table(points, validations, tolerance)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
-        return config["figures"]["experiment"]
+        return {**config["figures"]["experiment"], **self.model.figures}
 
     def describe(self, rec: dict) -> dict:
         spec = rec["point"]

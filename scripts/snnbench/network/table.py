@@ -78,15 +78,22 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     for phase, timers in rec["simulator_timers_s"].items():
         row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
 
+    network_model = models.get(spec.get("model_name", models.DEFAULT))
+    row.update(network_model.table_columns(rec.get("model_results") or {}))
     if rec["populations"]:
         model = spec["model"]
         reference = _reference_rates(
             spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
         )
         verdict = activity.verdict(rec["populations"], bounds, reference)
+        # The model's own checks too (as when the record was written), with the current bounds' verdict.
+        results = rec.get("model_results") or {}
+        verdict["problems"] += network_model.activity_problems(model, rec["populations"], results)
+        verdict["plausible"] = not verdict["problems"]
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
             row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
+            row[f"correlation_{pop['population']}"] = pop.get("correlation")
     else:
         verdict = rec["activity"]
     row["activity_checked"] = verdict["checked"]

@@ -40,6 +40,8 @@ class NetworkModel:
     # JSON schema of the model's parameter block (composed into the config schema; PD14's is
     # written in workflow/schemas/config.schema.yaml).
     parameter_schema: dict | None = None
+    # Figures of the model's experiments beside the config's (figure name -> panel names).
+    figures: dict[str, list[str]] = {}
 
     def size(self, params: dict) -> Size:
         raise NotImplementedError
@@ -56,6 +58,10 @@ class NetworkModel:
     def results(self, params: dict, rank_results: list[dict]) -> dict:
         """The model's own results from what each rank's builder reported in
         RankOutput.model_results (e.g. weights after plasticity); {}: none."""
+        return {}
+
+    def table_columns(self, results: dict) -> dict:
+        """Columns of the points table from results() (e.g. weight statistics); {}: none."""
         return {}
 
     def activity_problems(self, params: dict, populations: list[dict], results: dict) -> list[str]:

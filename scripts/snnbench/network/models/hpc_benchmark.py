@@ -14,11 +14,11 @@ says so (model_results.indegree_compensation).
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from snnbench.network.models.base import NetworkModel, Size
 
@@ -43,13 +43,19 @@ ETA = 1.685  # external rate relative to the threshold rate of the excitatory in
 STDP = {"alpha": 0.0513, "lambda": 0.1, "mu": 0.4, "tau_plus": 15.0}  # stdp_pl_synapse_hom
 DT_MS = 0.1
 MAX_MEAN_RATE_HZ = 10.0  # the regime the issue's sources give for the full in-degrees
+# Asynchronous firing: the activity check's mean pairwise spike-count correlation (2 ms bins,
+# snnbench.network.activity) at most this, in every population. Our bound, not a published one:
+# measured here (NEST 3.10, 500 ms, in-degree scale 0.1) 0.04-0.15 for 1 125-2 250 neurons and
+# 0.3-0.8 for 112-560 neurons, whose E in-degree reaches the number of E neurons (bursts).
+MAX_CORRELATION = 0.2
 
 
 def psc_per_psp(C_m_pF: float, tau_m_ms: float, tau_syn_ms: float) -> float:
     """Amplitude (pA) of an alpha current J·e/tau_s·t·exp(-t/tau_s) whose PSP peaks at 1 mV.
 
     Integrating the leaky membrane gives V(t) = J·e/(C·tau_s·b²)·(exp(-t/tau_m) - exp(-t/tau_s)·(1 + b·t))
-    with b = 1/tau_s - 1/tau_m; its peak is found numerically.
+    with b = 1/tau_s - 1/tau_m; its peak (V is unimodal) is found by golden-section search, in
+    plain Python: every simulator's environment imports this module, and not all have scipy.
     """
     b = 1.0 / tau_syn_ms - 1.0 / tau_m_ms
 
@@ -57,8 +63,12 @@ def psc_per_psp(C_m_pF: float, tau_m_ms: float, tau_syn_ms: float) -> float:
         shape = math.exp(-t_ms / tau_m_ms) - math.exp(-t_ms / tau_syn_ms) * (1.0 + b * t_ms)
         return math.e / (C_m_pF * tau_syn_ms * b**2) * shape
 
-    peak = minimize_scalar(lambda t: -psp_per_pA(t), bounds=(0.0, 10 * tau_m_ms), method="bounded")
-    return 1.0 / psp_per_pA(peak.x)
+    low, high = 0.0, 10 * tau_m_ms
+    ratio = (math.sqrt(5) - 1) / 2
+    while high - low > 1e-12:
+        a, b_ = high - ratio * (high - low), low + ratio * (high - low)
+        low, high = (a, high) if psp_per_pA(a) < psp_per_pA(b_) else (low, b_)
+    return 1.0 / psp_per_pA((low + high) / 2)
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,48 @@ def derive(neuron_scale: float, indegree_scale: float) -> Network:
         external_rate_hz=1000.0 * ETA * threshold_rate * INDEGREE[0] * indegree_scale,
         indegree_compensation=compensation,
     )
+
+
+# The E->E weight distribution in the record: counts of w / w_initial in these bins (values
+# outside land in the end bins), the same for every rank and simulator so that they add up.
+WEIGHT_BINS_RELATIVE = np.linspace(0.0, 2.0, 401)
+MOVED_RELATIVE = 1e-9  # a weight that differs from its initial value by more has moved
+# The weights summarised: the incoming E->E synapses of the first WEIGHT_SAMPLE_TARGETS E neurons
+# (whatever the scale), the same on every simulator. PyNEST's read of synapse weights costs
+# ~2.6 kB and ~7 us per synapse (measured, NEST 3.10: 1 M synapses, +2.6 GB, 6.8 s), so reading
+# all of them would end large runs for lack of memory.
+WEIGHT_SAMPLE_TARGETS = 100
+
+
+def weight_summary(weights_pA: np.ndarray, initial_pA: float) -> dict:
+    """What one rank reports of its E->E weights after the run; `results` merges the ranks."""
+    values = np.asarray(weights_pA, dtype=float)
+    relative = np.clip(values / initial_pA, WEIGHT_BINS_RELATIVE[0], WEIGHT_BINS_RELATIVE[-1])
+    counts, _ = np.histogram(relative, bins=WEIGHT_BINS_RELATIVE)
+    return {
+        "count": int(values.size),
+        "sum": float(values.sum()),
+        "sum_sq": float((values**2).sum()),
+        "moved": int((np.abs(values - initial_pA) > MOVED_RELATIVE * initial_pA).sum()),
+        "histogram": counts.tolist(),
+    }
+
+
+def merge_weights(parts: list[dict], initial_pA: float) -> dict:
+    """The ranks' weight summaries as one: count, mean, sd, the fraction that moved and the
+    histogram of w / w_initial (its bin edges beside it)."""
+    count = sum(p["count"] for p in parts)
+    mean = sum(p["sum"] for p in parts) / count
+    variance = max(0.0, sum(p["sum_sq"] for p in parts) / count - mean**2)
+    merged = {"count": count, "mean": mean, "sd": math.sqrt(variance), "initial": initial_pA}
+    if all("moved" in p for p in parts):
+        merged["moved_fraction"] = sum(p["moved"] for p in parts) / count
+    if all("histogram" in p for p in parts):
+        merged["histogram_relative"] = {
+            "edges": WEIGHT_BINS_RELATIVE.round(6).tolist(),
+            "counts": np.sum([p["histogram"] for p in parts], axis=0).astype(int).tolist(),
+        }
+    return merged
 
 
 DEFAULTS = {"t_presim_ms": 100.0, "t_sim_ms": 1000.0, "input": "poisson", "record_spikes": True}
@@ -137,8 +189,12 @@ class HpcBenchmark(NetworkModel):
     title = "hpc_benchmark (NEST's weak-scaling model)"
     populations = POPULATIONS
     dt_ms = DT_MS
-    builders = {"nest": "snnbench.network.simulators.nest_hpc_benchmark:HpcBenchmarkNest"}
+    builders = {
+        "nest": "snnbench.network.simulators.nest_hpc_benchmark:HpcBenchmarkNest",
+        "brian2-cpp": "snnbench.network.simulators.brian2_hpc_benchmark:HpcBenchmarkBrian2",
+    }
     parameter_schema = PARAMETERS
+    figures = {"weights": ["ee_weight_distribution"]}  # snnbench.figures.plasticity
 
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"])
@@ -147,14 +203,15 @@ class HpcBenchmark(NetworkModel):
     def results(self, params: dict, rank_results: list[dict]) -> dict:
         """The E->E weights after the run over all ranks (mean, sd) beside their initial value."""
         parts = [r["ee_weights"] for r in rank_results if "ee_weights" in r]
-        if not parts:
+        if not parts or not sum(p["count"] for p in parts):
             return {}
-        count = sum(p["count"] for p in parts)
-        mean = sum(p["sum"] for p in parts) / count
-        variance = max(0.0, sum(p["sum_sq"] for p in parts) / count - mean**2)
         net = derive(params["neuron_scale"], params["indegree_scale"])
+        targets = min(WEIGHT_SAMPLE_TARGETS, int(net.num_neurons[0]))
         return {
-            "ee_weights_pA": {"count": count, "mean": mean, "sd": math.sqrt(variance), "initial": net.weight_exc_pA},
+            "ee_weights_pA": {
+                **merge_weights(parts, net.weight_exc_pA),
+                "sample": f"incoming E->E synapses of the first {targets} E neurons",
+            },
             "indegree_compensation": (
                 f"weights x {net.indegree_compensation:g}, external rate x {params['indegree_scale']:g}"
             ),
@@ -170,10 +227,34 @@ class HpcBenchmark(NetworkModel):
         # so only the config's activity bounds judge them.
         if params["indegree_scale"] == 1 and mean_rate >= MAX_MEAN_RATE_HZ:
             problems.append(f"mean rate {mean_rate:.3g} spikes/s >= {MAX_MEAN_RATE_HZ} (hpc_benchmark's regime)")
+        for row in populations:
+            if (row.get("correlation") or 0.0) > MAX_CORRELATION:
+                correlation = f"spike-count correlation {row['correlation']:.2f} > {MAX_CORRELATION}"
+                problems.append(f"{row['population']} synchronous: {correlation}")
         weights = results.get("ee_weights_pA")
         if weights and np.isclose(weights["mean"], weights["initial"], rtol=1e-9) and weights["sd"] == 0:
             problems.append("E->E weights did not move: plasticity did not act")
         return problems
+
+    def table_columns(self, results: dict) -> dict:
+        """The E->E weights after the run: mean, sd, initial (pA), the fraction that moved, and the
+        histogram of w / w_initial (WEIGHT_BINS_RELATIVE) from its first non-empty bin, as JSON."""
+        weights = results.get("ee_weights_pA")
+        if not weights:
+            return {}
+        columns = {
+            "ee_weight_mean_pA": weights["mean"],
+            "ee_weight_sd_pA": weights["sd"],
+            "ee_weight_initial_pA": weights["initial"],
+            "ee_weights_moved_fraction": weights.get("moved_fraction"),
+        }
+        if "histogram_relative" in weights:
+            counts = np.asarray(weights["histogram_relative"]["counts"])
+            used = np.flatnonzero(counts)
+            first, last = (used[0], used[-1]) if used.size else (0, -1)
+            histogram = {"first": int(first), "counts": counts[first : last + 1].tolist()}
+            columns["ee_weight_histogram"] = json.dumps(histogram)
+        return columns
 
     def estimate_mem_mb(self, spec: dict) -> int:
         model, res = spec["model"], spec["resources"]

@@ -72,6 +72,7 @@ class Brian2Backend(Backend):
     """PD14 on one Brian2 device (chosen by the simulator name)."""
 
     name = "brian2"
+    dt_ms = pd14.DT_MS  # the model's resolution
 
     def __init__(self, spec: dict):
         super().__init__(spec)
@@ -89,7 +90,7 @@ class Brian2Backend(Backend):
         import brian2  # imported here so that the import is timed as part of setup
 
         self.b2 = brian2
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        self.net = self.derive_network()
         brian2.prefs.logging.console_log_level = "WARNING"
         brian2.prefs.logging.file_log = False
         brian2.prefs.logging.delete_log_on_exit = True
@@ -101,7 +102,11 @@ class Brian2Backend(Backend):
         else:
             brian2.set_device("runtime")
             brian2.seed(self.spec["seed"])
-        brian2.defaultclock.dt = pd14.DT_MS * brian2.ms
+        brian2.defaultclock.dt = self.dt_ms * brian2.ms
+
+    def derive_network(self):
+        """The model's network at the point's size (a builder of another model overrides it)."""
+        return pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
 
     def create(self) -> None:
         b2, net = self.b2, self.net

@@ -50,6 +50,8 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         # makefile leaves the compiled objects up to date (Brian2 rewrites only changed sources).
         "environment": environment_content(),
     }
+    if spec.get("model_name", "pd14") != "pd14":  # another model with the same block is another build
+        key["model_name"] = spec["model_name"]
     if device.binned_delays:
         key["seed"] = spec["seed"]  # bin sizes depend on the seed
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
