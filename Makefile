@@ -24,7 +24,7 @@ NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -159,6 +159,12 @@ bench-brian2: env env-brian2
 bench-full-scale: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/full-scale-local.yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.full_scale
+
+## bench-hpc: NEST's hpc_benchmark weak scaling over 1 and 2 threads on this machine (config/experiments/
+## hpc-weak-machine.yaml, 3 seeds) through the workflow, then medians per VP count: RTF, efficiency, memory, rates, weights
+bench-hpc: env
+	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/hpc-weak-machine.yaml $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.hpc_weak
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points

@@ -36,6 +36,7 @@ from conftest import (
 )
 from snnbench import environments
 from snnbench.config import estimate_mem_mb, expand_points
+from snnbench.network.models import hpc_benchmark as hpc
 
 pytestmark = pytest.mark.slow
 
@@ -274,19 +275,34 @@ def test_cancelled_point_is_failed_and_reruns_alone(cluster, shared_dir):
     assert (workdir / point("slurm-other", 1, 1) / "record.json").stat().st_mtime_ns == other_mtime
 
 
+# NEST's hpc_benchmark as beNNch runs it, the network growing with the nodes (1 125 neurons per VP
+# at a tenth of the in-degrees, as tests/e2e/test_hpc_benchmark.py: smaller ones fire in bursts).
+HPC_PER_VP = {"neuron_scale_per_vp": 0.1, "indegree_scale": 0.1, "t_presim_ms": 100.0, "t_sim_ms": 500.0}
+
+
 def two_node_experiments() -> list[dict]:
     """Strong scaling of one tiny model over 1 and 2 nodes of 1 and 2 ranks; weak scaling over 1
-    and 2 nodes at the tiny model's neurons per virtual process."""
+    and 2 nodes at the tiny model's neurons per virtual process, and of hpc_benchmark."""
     weak_pd14 = {k: v for k, v in TINY["pd14"].items() if k != "neuron_scale"}
+    one_rank_per_node = {"nodes": [1, 2], "ranks_per_node": [1], "threads_per_rank": [1]}
     return [
         dict(TINY, name="nodes-strong", resources={"nodes": [1, 2], "ranks_per_node": [1, 2], "threads_per_rank": [1]}),
         dict(
             TINY,
             name="nodes-weak",
             scaling="weak",
-            resources={"nodes": [1, 2], "ranks_per_node": [1], "threads_per_rank": [1]},
+            resources=one_rank_per_node,
             pd14=dict(weak_pd14, neuron_scale_per_vp=TINY["pd14"]["neuron_scale"] / 2),
         ),
+        {
+            "name": "nodes-hpc",
+            "model": "hpc_benchmark",
+            "simulators": ["nest"],
+            "scaling": "weak",
+            "resources": one_rank_per_node,
+            "hpc_benchmark": HPC_PER_VP,
+            "seeds": [1],
+        },
     ]
 
 
@@ -303,7 +319,7 @@ def two_node_run(cluster, shared_dir):
 
 def test_points_run_across_both_nodes(two_node_run):
     workdir, specs, records = two_node_run
-    assert len(specs) == 6
+    assert len(specs) == 8
     for spec in specs:
         rec, res = records[spec["path"]], spec["resources"]
         assert rec["status"] == "ok", (spec["path"], rec["failure"])
@@ -318,7 +334,25 @@ def test_points_run_across_both_nodes(two_node_run):
     weak = sorted((s for s in specs if s["experiment"] == "nodes-weak"), key=lambda s: s["resources"]["nodes"])
     assert [s["model"]["neuron_scale"] for s in weak] == [0.01, 0.02]  # neurons grow with the nodes
     table = pd.read_csv(workdir / "results/points.csv")
-    assert len(table) == 6 and (table["status"] == "ok").all()
+    assert len(table) == 8 and (table["status"] == "ok").all()
+
+
+def test_hpc_benchmark_grows_with_the_nodes_and_plasticity_acts_across_them(two_node_run):
+    """hpc_benchmark on 1 and 2 nodes (1 and 2 ranks): the network the formulas give for its VPs,
+    the sampled E->E weights moved on both, the weak-scaling figures and the weights figure."""
+    workdir, specs, records = two_node_run
+    hpc_specs = sorted((s for s in specs if s["experiment"] == "nodes-hpc"), key=lambda s: s["resources"]["nodes"])
+    assert [s["resources"]["ranks"] for s in hpc_specs] == [1, 2]
+    for spec in hpc_specs:
+        rec = records[spec["path"]]
+        net = hpc.derive(HPC_PER_VP["neuron_scale_per_vp"] * spec["resources"]["ranks"], HPC_PER_VP["indegree_scale"])
+        assert rec["network"]["num_neurons"] == int(net.num_neurons.sum())
+        assert rec["network"]["num_synapses"] == net.total_synapses
+        weights = rec["model_results"]["ee_weights_pA"]
+        assert weights["sd"] > 0 and weights["mean"] != pytest.approx(weights["initial"])
+        assert rec["activity"]["plausible"], rec["activity"]["problems"]
+    figures = workdir / "results/nodes-hpc/figures"
+    assert (figures / "scaling.png").exists() and (figures / "weights.png").exists()
 
 
 def test_two_nodes_match_two_ranks_on_one_node(two_node_run):

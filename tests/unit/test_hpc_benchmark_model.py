@@ -8,8 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import config_problems, experiment, validated
+from snnbench.dev import hpc_weak
 from snnbench.network import activity
 from snnbench.network.models import hpc_benchmark as hpc
+from snnbench.network.models import pd14
+from snnbench.network.simulators.nest import neuron_params
 
 
 def block_experiment(**block) -> dict:
@@ -122,3 +125,44 @@ def test_the_weight_figure_is_the_models_and_draws_the_histograms(tmp_path):
     fig = figures.draw(["ee_weight_distribution"], figures.Data(points), png=str(tmp_path / "w.png"))
     assert (tmp_path / "w.png").stat().st_size > 0
     assert len(fig.axes[0].patches) == 2  # one histogram per series
+
+
+def test_nest_gets_every_neuron_parameter_of_both_models_by_its_nest_name():
+    alpha = neuron_params(hpc.NEURON)
+    assert alpha["tau_syn_ex"] == alpha["tau_syn_in"] == hpc.NEURON["tau_syn_ms"]
+    assert alpha["tau_minus"] == hpc.NEURON["tau_minus_ms"] and alpha["V_th"] == hpc.NEURON["V_th_mV"]
+    assert neuron_params(pd14.NEURON)["E_L"] == pd14.NEURON["E_L_mV"] and "tau_minus" not in neuron_params(pd14.NEURON)
+    with pytest.raises(KeyError, match="a_new_parameter"):
+        neuron_params({**hpc.NEURON, "a_new_parameter": 1.0})
+
+
+def test_the_weak_scaling_summary_takes_medians_over_seeds_of_valid_points_only():
+    rows = [
+        {
+            "vps": vps,
+            "seed": seed,
+            "valid": valid,
+            "time_create_s": 1.0,
+            "time_connect_s": 2.0 * vps,
+            "time_simulate_s": sim,
+            "real_time_factor": sim,
+            "peak_rss_mb_sum": 100.0 * vps,
+            "correlation_E": 0.05,
+            "correlation_I": 0.1,
+            "path": f"p{vps}{seed}",
+            "status": "ok",
+        }
+        for vps, seed, sim, valid in [
+            (1, 1, 10.0, True),
+            (1, 2, 12.0, True),
+            (1, 3, 99.0, False),
+            (2, 1, 15.0, True),
+            (2, 2, 13.0, True),
+            (2, 3, 14.0, True),
+        ]
+    ]
+    table = hpc_weak.medians(pd.DataFrame(rows))
+    assert list(table.index) == [1, 2] and list(table["seeds"]) == [2, 3]
+    assert list(table["simulate s"]) == [11.0, 14.0] and list(table["construction s"]) == [3.0, 5.0]
+    assert table["efficiency"].tolist() == pytest.approx([1.0, 11.0 / 14.0])
+    assert list(table["max corr"]) == [0.1, 0.1]

@@ -7,6 +7,27 @@ import numpy as np
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import Backend, RankOutput
 
+# A model's neuron parameters (NEURON in its module, with units in the names) by NEST's names.
+NEST_NAMES = {
+    "C_m_pF": ("C_m",),
+    "tau_m_ms": ("tau_m",),
+    "tau_syn_ms": ("tau_syn_ex", "tau_syn_in"),
+    "t_ref_ms": ("t_ref",),
+    "E_L_mV": ("E_L",),
+    "V_th_mV": ("V_th",),
+    "V_reset_mV": ("V_reset",),
+    "tau_minus_ms": ("tau_minus",),
+}
+
+
+def neuron_params(neuron: dict) -> dict:
+    """The NEST parameters of a model's neuron; a parameter without a NEST name is an error, never
+    left out."""
+    unknown = sorted(set(neuron) - set(NEST_NAMES))
+    if unknown:
+        raise KeyError(f"neuron parameters without a NEST name (NEST_NAMES in {__name__}): {unknown}")
+    return {nest_name: value for key, value in neuron.items() for nest_name in NEST_NAMES[key]}
+
 
 class NestBackend(Backend):
     name = "nest"
@@ -34,17 +55,7 @@ class NestBackend(Backend):
             population = nest.Create(
                 "iaf_psc_exp",
                 size,
-                params={
-                    "C_m": pd14.NEURON["C_m_pF"],
-                    "tau_m": pd14.NEURON["tau_m_ms"],
-                    "tau_syn_ex": pd14.NEURON["tau_syn_ms"],
-                    "tau_syn_in": pd14.NEURON["tau_syn_ms"],
-                    "t_ref": pd14.NEURON["t_ref_ms"],
-                    "E_L": pd14.NEURON["E_L_mV"],
-                    "V_th": pd14.NEURON["V_th_mV"],
-                    "V_reset": pd14.NEURON["V_reset_mV"],
-                    "I_e": net.dc_amp_pA[i],
-                },
+                params={**neuron_params(pd14.NEURON), "I_e": net.dc_amp_pA[i]},
             )
             population.V_m = nest.random.normal(pd14.V0_MEAN_MV[i], pd14.V0_SD_MV[i])
             self.populations.append(population)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from snnbench.network.models import hpc_benchmark as hpc
-from snnbench.network.simulators.nest import NestBackend
+from snnbench.network.simulators.nest import NestBackend, neuron_params
 
 PLASTIC = "hpc_benchmark_ee"
 
@@ -18,17 +18,7 @@ class HpcBenchmarkNest(NestBackend):
 
     def create(self) -> None:
         nest, net = self.nest, self.net
-        params = {
-            "C_m": hpc.NEURON["C_m_pF"],
-            "tau_m": hpc.NEURON["tau_m_ms"],
-            "tau_syn_ex": hpc.NEURON["tau_syn_ms"],
-            "tau_syn_in": hpc.NEURON["tau_syn_ms"],
-            "t_ref": hpc.NEURON["t_ref_ms"],
-            "E_L": hpc.NEURON["E_L_mV"],
-            "V_th": hpc.NEURON["V_th_mV"],
-            "V_reset": hpc.NEURON["V_reset_mV"],
-            "tau_minus": hpc.NEURON["tau_minus_ms"],
-        }
+        params = neuron_params(hpc.NEURON)
         self.populations = [nest.Create("iaf_psc_alpha", int(n), params=params) for n in net.num_neurons]
         for population in self.populations:
             population.V_m = nest.random.normal(hpc.V0_MEAN_MV, hpc.V0_SD_MV)
