@@ -100,14 +100,15 @@ hwloc:
 
 # Test files run side by side on this many workers, each file's tests on one worker (their module fixtures,
 # e.g. one SLURM campaign, run once): end-to-end tests wait on Snakemake, compilers and the scheduler
-# much of the time, so two fill a 2-core CI machine. 0 or 1: one after another.
+# much of the time, so two fill a 2-core CI machine. 0 or 1: one after another. Files go to the workers in
+# collection order, the longest first (tests/conftest.py: LONGEST_FIRST).
 PYTEST_WORKERS ?= 2
 
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
 test: env hwloc lmod
 	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
-	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 ## lmod: Debian's Lmod for the tests of builds given as environment modules (installed when run as
 ## root; elsewhere those tests are skipped until Lmod is there)

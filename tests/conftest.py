@@ -30,6 +30,25 @@ BOUNDS = {
 # The figures every PD14 experiment gets by default: figure name -> panels (the schema's default).
 DEFAULT_FIGURES = schema_default("figures", "experiment")
 
+# The test files that take longest, longest first (fresh-clone make test, 2026-11-25: Brian2GeNN's run
+# ~700 s, the SLURM campaigns ~500 s, ...). make test hands files to its pytest-xdist workers in
+# collection order (--dist loadfile --no-loadscope-reorder), so these start first and no long run
+# starts last with the other worker idle. The rest keep pytest's order.
+LONGEST_FIRST = (
+    "e2e/test_brian2genn.py",
+    "e2e/test_slurm.py",
+    "e2e/test_workflow.py",
+    "e2e/test_brian2.py",
+    "e2e/test_config_messages.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    tests = Path(__file__).parent
+    items.sort(key=lambda item: rank.get(item.path.relative_to(tests).as_posix(), len(rank)))  # stable sort
+
+
 # A tiny PD14 experiment for end-to-end runs of the workflow (seconds per point on 2 cores).
 TINY = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
 

@@ -3,7 +3,7 @@ which (no family outside its package, no cycles) is import-linter's: tests/e2e/t
 
 import ast
 
-from conftest import REPO
+from conftest import LONGEST_FIRST, REPO
 
 
 def code_files():
@@ -30,3 +30,8 @@ def test_test_modules_have_distinct_names():
     name in unit/ and e2e/ stop the whole run at collection."""
     names = [path.name for path in (REPO / "tests").rglob("test_*.py")]
     assert sorted(names) == sorted(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_the_longest_test_files_named_for_the_workers_exist():
+    # A renamed file would silently drop out of the order make test hands files to its workers in.
+    assert [name for name in LONGEST_FIRST if not (REPO / "tests" / name).is_file()] == []
