@@ -1,8 +1,9 @@
-"""Brian2GeNN in GeNN's CPU-only mode beside NEST, through the real workflow (three seeds): GeNN 4.9
-comes from the brian2genn environment's own build (envs/brian2genn.yaml), nothing set by hand.
-The record names GeNN and its backends, the synapses are all there after delay binning, and the
-rates agree with NEST's by the project's rule. Its own file: the slowest fixture of the suite runs on
-a pytest-xdist worker of its own, beside test_brian2.py's cpp_standalone run."""
+"""Brian2GeNN in GeNN's CPU-only mode through the real workflow (three seeds), beside NEST and
+brian2-cpp with Brian2GeNN's binned delays: GeNN 4.9 comes from the brian2genn environment's own
+build (envs/brian2genn.yaml), nothing set by hand. The record names GeNN and its backends, no
+synapse is lost to delay binning, and the rates agree by the project's rule with cpp_standalone
+running the same binned delays. Its own file: the slowest fixture of the suite runs on a
+pytest-xdist worker of its own, beside test_brian2.py's cpp_standalone run."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 import yaml
 from conftest import copy_workflow, snakemake
 from snnbench import environments
+from snnbench.network import compare
 
 # Tiny PD14 with a window long enough to compare rates with NEST's over three seeds.
 POINT = {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 100, "t_sim_ms": 500}
@@ -31,7 +33,10 @@ def genn_beside_nest(tmp_path_factory):
         "experiments": [
             {
                 "name": "genn",
-                "simulators": ["nest", "brian2-genn-cpu"],
+                # brian2-cpp with Brian2GeNN's binned delays (brian2.bin_delays): the same model as
+                # Brian2GeNN runs, for the rates rule; NEST's exact delays for the comparison column.
+                "simulators": ["nest", "brian2-genn-cpu", "brian2-cpp"],
+                "brian2": {"bin_delays": True},
                 "scaling": "strong",
                 "resources": {"threads_per_rank": [1]},
                 "pd14": POINT,
@@ -49,10 +54,19 @@ def genn_beside_nest(tmp_path_factory):
 @pytest.mark.slow
 def test_brian2genn_cpu_beside_nest_through_the_workflow(genn_beside_nest):
     points = pd.read_csv(genn_beside_nest / "results/genn/points.csv")
-    assert (points["status"] == "ok").all() and len(points) == 2 * len(SEEDS)
+    assert (points["status"] == "ok").all() and len(points) == 3 * len(SEEDS)
     genn = points[points["simulator"] == "brian2-genn-cpu"]
     assert (genn["num_synapses"] == genn["expected_synapses"]).all()
-    assert genn["rates_agree_with_nest"].all(), genn[[c for c in points if c.startswith("rate_")]]
+    # The project's rule against the same model with the same binned delays on cpp_standalone: GeNN's
+    # run-time random numbers cannot be seeded (brian2genn#142), so only the Poisson input differs.
+    rates = compare.rate_columns(points)
+    cpp = points[points["simulator"] == "brian2-cpp"].sort_values("seed")[rates].to_numpy()
+    verdict = compare.rates_agree(cpp, genn.sort_values("seed")[rates].to_numpy())
+    margins = zip(verdict["difference"], verdict["tolerance"], strict=True)
+    assert verdict["agrees"].all(), dict(zip(rates, margins, strict=True))
+    # Against NEST's exact delays the table says whether they agree; with 4 bins at this size they do
+    # not always (docs/families.md: delay binning), so the column is checked to be there, not its value.
+    assert genn["rates_agree_with_nest"].notna().all()
     rec = json.loads(next(genn_beside_nest.glob("results/genn/brian2-genn-cpu/*/*/seed1/record.json")).read_text())
     assert rec["simulator"]["device"] == "genn" and rec["phases_s"]["simulate"] > 0
     genn = rec["simulator"]["genn"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from snnbench.dev import hpc_weak
 from snnbench.network import activity
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.network.models import pd14
+from snnbench.network.simulators.brian2_pd14 import MEMBRANE, membrane_constants
 from snnbench.network.simulators.nest import neuron_params
 
 
@@ -166,3 +168,12 @@ def test_the_weak_scaling_summary_takes_medians_over_seeds_of_valid_points_only(
     assert list(table["simulate s"]) == [11.0, 14.0] and list(table["construction s"]) == [3.0, 5.0]
     assert table["efficiency"].tolist() == pytest.approx([1.0, 11.0 / 14.0])
     assert list(table["max corr"]) == [0.1, 0.1]
+
+
+def test_brian2_gets_the_membrane_constants_of_both_models_in_their_units():
+    units = SimpleNamespace(mV=1e-3, ms=1e-3, pF=1e-12)
+    alpha = membrane_constants(units, hpc.NEURON)
+    assert set(alpha) == set(MEMBRANE) and alpha["tau_syn"] == pytest.approx(hpc.NEURON["tau_syn_ms"] * 1e-3)
+    assert membrane_constants(units, pd14.NEURON)["C_m"] == pytest.approx(pd14.NEURON["C_m_pF"] * 1e-12)
+    with pytest.raises(KeyError, match="V_th"):
+        membrane_constants(units, {k: v for k, v in hpc.NEURON.items() if k != "V_th_mV"})

@@ -30,7 +30,7 @@ import numpy as np
 
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.network.simulators.base import RankOutput
-from snnbench.network.simulators.brian2_pd14 import Brian2Backend
+from snnbench.network.simulators.brian2_pd14 import Brian2Backend, membrane_constants
 
 # iaf_psc_alpha, one current for both signs (both have tau_syn).
 ALPHA_EQUATIONS = """
@@ -83,14 +83,7 @@ class HpcBenchmarkBrian2(Brian2Backend):
     def create(self) -> None:
         b2, net, P = self.b2, self.net, hpc.NEURON
         self.e_per_tau_syn = math.e / (P["tau_syn_ms"] * b2.ms)  # x's jump per ampere of peak current
-        self.namespace = {
-            "E_L": P["E_L_mV"] * b2.mV,
-            "tau_m": P["tau_m_ms"] * b2.ms,
-            "C_m": P["C_m_pF"] * b2.pF,
-            "tau_syn": P["tau_syn_ms"] * b2.ms,
-            "V_th": P["V_th_mV"] * b2.mV,
-            "V_reset": P["V_reset_mV"] * b2.mV,
-        }
+        self.namespace = membrane_constants(b2, P)
         v0 = initial_potentials(net.num_neurons, self.spec["seed"])
         self.groups, self.inputs, self.monitors = [], [], []
         for p, name in enumerate(hpc.POPULATIONS):

@@ -68,6 +68,24 @@ LIF_EQUATIONS = """
         """
 
 
+# The membrane's constants every model's Brian2 equations name (E_L, tau_m, ...).
+MEMBRANE = ("E_L", "tau_m", "C_m", "tau_syn", "V_th", "V_reset")
+
+
+def membrane_constants(b2, neuron: dict) -> dict:
+    """A model's neuron parameters (NEURON in its module, the unit in the name: "tau_m_ms") that the
+    equations name, as Brian2 quantities."""
+    constants = {}
+    for key, value in neuron.items():
+        name, unit = key.rsplit("_", 1)
+        if name in MEMBRANE:
+            constants[name] = value * getattr(b2, unit)
+    missing = set(MEMBRANE) - set(constants)
+    if missing:
+        raise KeyError(f"neuron parameters missing for Brian2: {sorted(missing)}")
+    return constants
+
+
 class Brian2Backend(Backend):
     """PD14 on one Brian2 device (chosen by the simulator name)."""
 
@@ -111,14 +129,7 @@ class Brian2Backend(Backend):
     def create(self) -> None:
         b2, net = self.b2, self.net
         P = pd14.NEURON
-        constants = {
-            "E_L": P["E_L_mV"] * b2.mV,
-            "tau_m": P["tau_m_ms"] * b2.ms,
-            "C_m": P["C_m_pF"] * b2.pF,
-            "tau_syn": P["tau_syn_ms"] * b2.ms,
-            "V_th": P["V_th_mV"] * b2.mV,
-            "V_reset": P["V_reset_mV"] * b2.mV,
-        }
+        constants = membrane_constants(b2, P)
         v0 = initial_potentials(net, self.spec["seed"])
         self.groups, self.inputs, self.monitors = [], [], []
         for p, name in enumerate(pd14.POPULATIONS):
