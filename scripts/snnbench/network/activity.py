@@ -6,6 +6,8 @@ performance result. The verdict is recorded with the point and keeps it out of s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 # The activity check's synchrony measure: the mean pairwise Pearson correlation of spike counts in
@@ -86,9 +88,12 @@ def population_stats(
     return stats
 
 
-def verdict(stats: list[dict], bounds: dict, reference: tuple[dict, str] | None) -> dict:
-    """Plausibility (no silent or saturated population, irregular firing) and the distance to
-    published rates where they exist for this scale."""
+def verdict(
+    stats: list[dict], bounds: dict, reference: tuple[dict, str] | None, model_problems: Sequence[str] = ()
+) -> dict:
+    """Plausibility (no silent or saturated population, irregular firing, and none of the model's
+    own `model_problems`: NetworkModel.activity_problems) and the distance to published rates where
+    they exist for this scale."""
     problems = []
     for row in stats:
         name = row["population"]
@@ -101,6 +106,7 @@ def verdict(stats: list[dict], bounds: dict, reference: tuple[dict, str] | None)
                 problems.append(
                     f"{name} ISI CV {row['cv_isi']:.2f} outside [{bounds['min_cv_isi']}, {bounds['max_cv_isi']}]"
                 )
+    problems += model_problems
     result = {
         "checked": True,
         "plausible": not problems,

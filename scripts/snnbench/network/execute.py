@@ -127,9 +127,8 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             model["t_sim_ms"],
             network_model.populations,
         )
-        verdict = activity.verdict(stats, bounds, network_model.reference_rates(model))
-        verdict["problems"] += network_model.activity_problems(model, stats, model_results)
-        verdict["plausible"] = not verdict["problems"]
+        model_problems = network_model.activity_problems(model, stats, model_results)
+        verdict = activity.verdict(stats, bounds, network_model.reference_rates(model), model_problems)
         populations = stats
     else:
         verdict, populations = (

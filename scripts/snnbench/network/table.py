@@ -85,11 +85,9 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         reference = _reference_rates(
             spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
         )
-        verdict = activity.verdict(rec["populations"], bounds, reference)
-        # The model's own checks too (as when the record was written), with the current bounds' verdict.
-        results = rec.get("model_results") or {}
-        verdict["problems"] += network_model.activity_problems(model, rec["populations"], results)
-        verdict["plausible"] = not verdict["problems"]
+        # The model's own checks too (as when the record was written), with the current bounds.
+        model_problems = network_model.activity_problems(model, rec["populations"], rec.get("model_results") or {})
+        verdict = activity.verdict(rec["populations"], bounds, reference, model_problems)
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
             row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
