@@ -26,6 +26,9 @@ LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCA
 ENV_PREFIXES = ("OMP_", "GOMP_", "KMP_", "SLURM_CPU_BIND", "SLURM_CPUS_", "SLURM_DISTRIBUTION", "OMPI_MCA_hwloc")
 ENV_NAMES = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_PARTITION", "SLURM_TASKS_PER_NODE", "LOADEDMODULES")
 TOOL_TIMEOUT_S = 30
+# Lmod's `module` as its init script defines it, for a bash that has not sourced the init: Lmod
+# prints the shell code that loads, lists, ... (snnbench.modules runs it in a clean bash too).
+LMOD_MODULE_FUNCTION = 'module() { eval "$("$LMOD_CMD" bash "$@")"; }'
 HARDWARE_DIR = "hardware"
 # The machine a point ran on, for references per machine (config `machine:`, set for the point's
 # process by its execute job; a site may also export them in its profile or shell).
@@ -102,10 +105,13 @@ def linked_libraries(paths: list[str]) -> dict[str, str]:
 
 
 def loaded_modules(environ=os.environ) -> str:
-    """`module list` where environment modules (Lmod, Tcl modules) are set up, else why not."""
+    """`module list` where environment modules (Lmod, Tcl modules) are set up, else why not. A
+    process started with modules loaded inherits their variables but not the shell's `module`
+    function (a module build's point: snnbench.modules); with Lmod it is defined from $LMOD_CMD."""
     if not any(k in environ for k in ("LMOD_CMD", "MODULESHOME", "BASH_FUNC_module%%")):
         return not_available("no environment modules (neither LMOD_CMD nor MODULESHOME set)")
-    text = tool_output(["bash", "-c", "module list 2>&1"])
+    define = f"if ! type module >/dev/null 2>&1; then {LMOD_MODULE_FUNCTION}; fi; " if "LMOD_CMD" in environ else ""
+    text = tool_output(["bash", "-c", define + "module list 2>&1"])
     return text or f"no modules loaded (LOADEDMODULES={environ.get('LOADEDMODULES', '')!r})"
 
 

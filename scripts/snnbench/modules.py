@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import time
 
+from snnbench.hardware import LMOD_MODULE_FUNCTION
+
 # Debian's and most sites' Lmod; $LMOD_CMD (set by Lmod's init) wins.
 LMOD_DEFAULT = "/usr/share/lmod/lmod/libexec/lmod"
 TIMEOUT_S = 120
@@ -25,7 +27,7 @@ TIMEOUT_S = 120
 # In a clean bash: Lmod's `module` is `eval "$($LMOD_CMD bash ...)"`; a load that fails evaluates
 # `false`, the script's exit status. Prints `module -t list` (Lmod writes it to stderr), a NUL,
 # then the environment as `env -0` does.
-_LOAD = """module() { eval "$("$LMOD_CMD" bash "$@")"; }
+_LOAD = f"""{LMOD_MODULE_FUNCTION}
 module purge || exit 1
 module load "$@" || exit 1
 printf '%s\\0' "$("$LMOD_CMD" bash -t list 2>&1 >/dev/null)"

@@ -39,6 +39,10 @@ def test_a_module_build_point_runs_with_its_modules_loaded(tmp_path):
     assert made["name"] == "site" and made["build"]["modules"] == [NEST_MODULE]
     assert made["modules"]["loaded"] == made["modules"]["module_list"] == [MPI_MODULE, NEST_MODULE]
     assert made["modules"]["lmod_version"]
+    # The hardware record's `module list`, run in the point's process (modules loaded, no `module` function).
+    (node,) = rec["hardware"]
+    listed = json.loads((workdir / POINT / node).read_text())["modules"]
+    assert MPI_MODULE in listed and NEST_MODULE in listed, listed
     log = (workdir / "logs/execute/modules/nest@site/nodes1_ranks1_threads1/N0.02_K0.1/seed1.log").read_text()
     # The Python the module put first on PATH: the cached NEST's.
     assert "/snnbench/envs/" in log.split("running: ")[1].split()[0], log[:500]
