@@ -18,7 +18,7 @@ from snnbench.network import models, validation
 def network_model(points: pd.DataFrame):
     """The network model of a table's points (its model_name column; tables made before it: PD14)."""
     names = points["model_name"].dropna().unique() if "model_name" in points else []
-    return models.get(names[0] if len(names) else "pd14")
+    return models.get(names[0] if len(names) else models.DEFAULT)
 
 
 def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:

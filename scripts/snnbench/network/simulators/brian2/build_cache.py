@@ -11,6 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from snnbench.network import models
 from snnbench.network.simulators.brian2.devices import Device
 from snnbench.provenance import package_versions
 
@@ -50,7 +51,7 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         # makefile leaves the compiled objects up to date (Brian2 rewrites only changed sources).
         "environment": environment_content(),
     }
-    if spec.get("model_name", "pd14") != "pd14":  # another model with the same block is another build
+    if spec.get("model_name", models.DEFAULT) != models.DEFAULT:  # another model with the same block: another build
         key["model_name"] = spec["model_name"]
     if device.binned_delays:
         key["seed"] = spec["seed"]  # bin sizes depend on the seed
