@@ -49,8 +49,16 @@ def machine(hostname: str, slurm_partition: str | None = None, environ=os.enviro
     return {"name": f"{site}:{partition}" if partition else site, "site": site, "partition": partition}
 
 
+NOT_AVAILABLE = "not available: "
+
+
 def not_available(why: str) -> str:
-    return f"not available: {why}"
+    return NOT_AVAILABLE + why
+
+
+def is_available(text: str) -> bool:
+    """Whether a fact was gathered (not_available() says why not)."""
+    return not text.startswith(NOT_AVAILABLE)
 
 
 def tool_output(argv: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> str:
@@ -71,7 +79,7 @@ def topology() -> str:
     """The CPU topology as hwloc prints it (packages, NUMA nodes, caches, cores, PUs)."""
     tool = "lstopo-no-graphics" if shutil.which("lstopo-no-graphics") else "lstopo"
     text = tool_output([tool, "--of", "console", "--no-io"])
-    return text if not text.startswith("not available") else text + " (Debian package hwloc)"
+    return text if is_available(text) else text + " (Debian package hwloc)"
 
 
 def memory(meminfo: Path = Path("/proc/meminfo")) -> dict:
@@ -92,7 +100,7 @@ def memory(meminfo: Path = Path("/proc/meminfo")) -> dict:
 def mpi_library() -> str:
     """The MPI library's version: ompi_info (Open MPI), else the launcher's --version."""
     text = tool_output(["ompi_info", "--version"])
-    if text.startswith("not available"):
+    if not is_available(text):
         text = tool_output(["mpirun", "--version"])
     return text.splitlines()[0] if text else not_available("empty version output")
 
@@ -207,7 +215,7 @@ def summary(facts: dict) -> str:
         f"{memory_mb / 1024:.1f} GiB" if memory_mb else "memory unknown",
         f"topology: {first[0].strip() if first else 'unknown'}",
         f"MPI: {facts.get('mpi_library', 'unknown')}",
-        "modules: " + ("none" if modules.startswith("not available") else " ".join(modules.split())[:120]),
+        "modules: " + (" ".join(modules.split())[:120] if is_available(modules) else "none"),
     ]
     ranks = "; ".join(f"rank {b['rank']} on CPUs {cpu_list(b['cpus'])}" for b in facts.get("ranks", []))
     return f"{facts.get('hostname')}: " + ", ".join(parts) + (f"; {ranks}" if ranks else "")
