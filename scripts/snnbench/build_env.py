@@ -91,6 +91,8 @@ def _build_archive(archive: dict, prefix: Path, log, threads: int = 1) -> None:
     (top,) = [p for p in tree.iterdir() if p.is_dir()] or [tree]
     if archive.get("build") == "make":
         kept = top.rename(prefix / third_party.TREE)
+        for relative in third_party.patch(archive, kept):
+            log.write(f"[snnbench] patched {relative} (snnbench.third_party.PATCHES)\n")
         env = dict(os.environ)
         if not environments.cuda_toolkit():
             env.pop("CUDA_PATH", None)

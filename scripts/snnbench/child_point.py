@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from snnbench import environments, record, supervise
+from snnbench import environments, provenance, record, supervise
 from snnbench.environments import EnvironmentMissing
 
 
@@ -71,13 +71,21 @@ def run_point(
     else:
         try:
             result = run_child(module, environment, spec_path, log_path, time_limit_s, spec["resources"]["threads"])
-            rec[section] = {k: result[k] for k in keys if k in result}
-            if result["status"] == "skipped":
-                rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
-            else:
-                rec["status"] = "ok"
+            _fill(rec, result, section, keys)
         except supervise.PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
+    return _finish(rec, start, record_path, log_path)
+
+
+def _fill(rec: dict, result: dict, section: str, keys: tuple[str, ...]) -> None:
+    rec[section] = {k: result[k] for k in keys if k in result}
+    if result["status"] == "skipped":
+        rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
+    else:
+        rec["status"] = "ok"
+
+
+def _finish(rec: dict, start: float, record_path: Path, log_path: Path) -> dict:
     rec["wall_time_s"] = time.perf_counter() - start
     record.write(rec, Path(record_path))
     with open(log_path, "a") as log:
@@ -85,3 +93,30 @@ def run_point(
             f"[snnbench] status {rec['status']}" + (f": {rec['failure']['reason']}\n" if rec["failure"] else "\n")
         )
     return rec
+
+
+def import_run(
+    spec: dict,
+    run_dir: Path,
+    record_path: Path,
+    log_path: Path,
+    *,
+    section: str,
+    keys: tuple[str, ...],
+    benchmark_files,
+) -> dict:
+    """The record of a point whose child ran outside the workflow (`python -m <module> SPEC DIR` on
+    another machine, snnbench.import_runs) from the result.json it left in run_dir, else failed with
+    the last line of run_dir/log.txt."""
+    start = time.perf_counter()
+    rec = record.new(spec, list(benchmark_files))
+    result_path = Path(run_dir) / "result.json"
+    result = json.loads(result_path.read_text()) if result_path.exists() else None
+    environment = (result or {}).get("environment")
+    rec["provenance"] = provenance.ran_elsewhere(rec["provenance"], run_dir, None, environment)
+    if result is None:
+        rec["failure"] = {"reason": f"the run wrote no result.json; {supervise.run_end(run_dir)}"}
+    else:
+        _fill(rec, result, section, keys)
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+    return _finish(rec, start, record_path, log_path)

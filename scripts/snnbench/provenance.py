@@ -135,3 +135,24 @@ def collect(spec: dict, benchmark_files: list[Path]) -> dict:
         # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
         **({"gpus": (found := gpu.gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),
     }
+
+
+def ran_elsewhere(facts: dict, run_dir: Path, host: str | None, environment: dict | None) -> dict:
+    """Provenance (collect()'s, gathered where the record is written) of a point whose child process ran
+    on another machine without the workflow (snnbench.import_runs): what this process cannot know of that
+    run says so, its host and environment come from what the run wrote, and `imported` says where from."""
+    unknown = "not recorded: the point ran outside the workflow (snnbench.import_runs)"
+    environment = environment or {}
+    facts.pop("machine", None)
+    facts.pop("gpus", None)
+    facts.pop("gpu", None)
+    return {
+        **facts,
+        "python": {"version": environment.get("python", unknown), "executable": environment.get("executable", unknown)},
+        "packages": environment.get("packages") or {"note": unknown},
+        # The keys every record's host has (readers rely on them), none of them known here but the name.
+        "host": {**dict.fromkeys(facts["host"], unknown), "hostname": host or unknown},
+        "environment": {"note": unknown},
+        "slurm": None,
+        "imported": {"from": str(run_dir), "imported_utc": facts["started_utc"], "by": "snnbench.import_runs"},
+    }

@@ -108,3 +108,17 @@ def run_child(
                 signal.signal(s, handler)
     if code != 0:
         raise PointFailed(f"simulation {describe_exit(code)}; last log lines:\n{last_lines(log_path)}")
+
+
+def last_line(log: Path) -> str:
+    """The last non-empty line of a run's log, or that there is none."""
+    lines = [line for line in (log.read_text(errors="replace").splitlines() if log.exists() else []) if line.strip()]
+    return lines[-1].strip() if lines else f"no log ({log} is missing or empty)"
+
+
+def run_end(run_dir: Path) -> str:
+    """How a child that ran outside the workflow ended: its exit status where the runner wrote it
+    (run_dir/exit_status; 124: killed by `timeout`), and the last line of its log."""
+    status = Path(run_dir) / "exit_status"
+    code = f"exit status {status.read_text().strip()}; " if status.exists() else ""
+    return f"{code}its log ends: {last_line(Path(run_dir) / 'log.txt')}"

@@ -22,6 +22,22 @@ DEFAULT_FOLDER = REPO / "third_party"
 # built in place with make, kept in the environment as <prefix>/<TREE>: GeNN 4 for Brian2GeNN).
 ARCHIVE_LINE = re.compile(r"^#\s*archive:\s*(\S+)\s+sha256=([0-9a-f]{64})(\s+make)?\s*$")
 TREE = "source-tree"
+# Edits to a `make` archive's tree before it is built: (file, text, replacement). GeNN 4.9's CUDA
+# backend calls cuCtxCreate with CUDA 12's three arguments; CUDA 13 takes four (a params pointer
+# second). The guard is GeNN 5.4's own (src/genn/backends/cuda/optimiser.cc), so the tree builds
+# with either toolkit; a CPU-only build does not compile the file.
+CU_CTX_CREATE = "    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, 0, cuDevice));\n"
+PATCHES = {
+    "genn-4.9.0.tar.gz": [
+        (
+            "src/genn/backends/cuda/optimiser.cc",
+            CU_CTX_CREATE,
+            "#if CUDA_VERSION < 13000\n"
+            + CU_CTX_CREATE
+            + "#else\n    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, NULL, 0, cuDevice));\n#endif\n",
+        )
+    ]
+}
 
 
 class ArchiveMissing(RuntimeError):
@@ -61,6 +77,20 @@ def locate(archive: dict) -> Path:
     if found != archive["sha256"]:
         raise ArchiveMissing(f"{path}: SHA-256 {found}, but the environment file names {archive['sha256']}")
     return path
+
+
+def patch(archive: dict, tree: Path) -> list[str]:
+    """Apply the archive's PATCHES to its unpacked tree; the files patched. A text that is not found
+    once is an error: the archive is not the one the patch was written for."""
+    patched = []
+    for relative, text, replacement in PATCHES.get(archive["file"], []):
+        path = tree / relative
+        content = path.read_text()
+        if content.count(text) != 1:
+            raise ArchiveMissing(f"{archive['file']}: {relative} does not hold the text to patch once")
+        path.write_text(content.replace(text, replacement))
+        patched.append(relative)
+    return patched
 
 
 def built_tree(tree: Path) -> dict:

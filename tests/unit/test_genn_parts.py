@@ -5,6 +5,7 @@ tests/e2e/test_genn.py runs PD14 on GeNN's CPU backend through the workflow."""
 from __future__ import annotations
 
 import hashlib
+import tarfile
 
 import numpy as np
 import pytest
@@ -157,3 +158,18 @@ def test_the_gpu_table_keeps_pygenns_connectivity_apart():
         {"simulator": ["nest", "genn", "genn", "brian2-genn"], "connectivity": [None, "sparse", "procedural", None]}
     )
     assert gpu_summary.simulator_label(points).tolist() == ["nest", "genn (sparse)", "genn (procedural)", "brian2-genn"]
+
+
+def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path):
+    archive = third_party.archive_line(environments._lines("brian2genn"), "envs/brian2genn.yaml")
+    path = third_party.locate(archive)
+    with tarfile.open(path) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (tree,) = tmp_path.iterdir()
+    assert third_party.patch(archive, tree) == ["src/genn/backends/cuda/optimiser.cc"]
+    source = (tree / "src/genn/backends/cuda/optimiser.cc").read_text()
+    assert "#if CUDA_VERSION < 13000\n    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, 0, cuDevice));\n#else" in source
+    assert "cuCtxCreate(&cuContext, NULL, 0, cuDevice)" in source
+    (tree / "src/genn/backends/cuda/optimiser.cc").write_text("// another GeNN\n")
+    with pytest.raises(third_party.ArchiveMissing, match="optimiser.cc does not hold the text to patch once"):
+        third_party.patch(archive, tree)

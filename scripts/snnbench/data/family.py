@@ -145,6 +145,15 @@ class Data(Family):
 
         return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
+    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        from snnbench import child_point
+        from snnbench.data.execute import RESULT_KEYS
+
+        files = self.benchmark_files(spec)
+        return child_point.import_run(
+            spec, run_dir, outputs["record.json"], log_path, section="data", keys=RESULT_KEYS, benchmark_files=files
+        )
+
     def benchmark_files(self, spec: dict) -> list[Path]:
         names = ("spec.py", "synthetic.py", "loading.py", "model.py", "epochs.py", "run.py")
         return [PACKAGE / name for name in names] + [PACKAGE.parent / "training" / "lif.py"]

@@ -81,6 +81,11 @@ class Family:
         write its record (and other outputs), whatever happens. Returns the record."""
         raise NotImplementedError
 
+    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        """Write the record (and other outputs) of a point whose child process ran outside the
+        workflow, from what it left in run_dir (snnbench.import_runs). Returns the record."""
+        raise NotImplementedError
+
     def benchmark_files(self, spec: dict) -> list[Path]:
         """The code that defines the benchmark (hashed into the record's benchmark_hash)."""
         raise NotImplementedError

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import builds, energy, hardware, modules, record
+from snnbench import builds, energy, hardware, modules, provenance, record, supervise
 from snnbench.environments import EnvironmentMissing
 from snnbench.memory import process_mb
 from snnbench.network import activity, models, race
@@ -219,6 +219,31 @@ def run_point(
             sys.exit(128 + terminated.signum)
     finally:
         shutil.rmtree(rank_dir, ignore_errors=True)
+    _finish(rec, start, spikes_path, record_path, log_path, senders, times)
+    return rec
+
+
+def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict) -> dict:
+    """The record of a point whose ranks ran outside the workflow (`python -m snnbench.network.simulate
+    SPEC DIR` on another machine, snnbench.import_runs) from what they left in run_dir: ok where every
+    rank wrote its outputs, else failed with the last line of run_dir/log.txt."""
+    start = time.perf_counter()
+    rec = record.new(spec, benchmark_files(spec))
+    ranks = [json.loads(f.read_text()) for f in sorted(Path(run_dir).glob("rank*.json"))]
+    first = ranks[0] if ranks else {}
+    environment = first.get("simulator_info", {}).get("environment")
+    rec["provenance"] = provenance.ran_elsewhere(rec["provenance"], run_dir, first.get("host"), environment)
+    senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if len(ranks) == spec["resources"]["ranks"]:
+        senders, times = merge_spikes(sorted(Path(run_dir).glob("rank*.npz")))
+        rec.update(build_record(spec, ranks, senders, times, bounds))
+        bindings = [r["binding"] for r in ranks if "binding" in r]
+        rec["hardware"] = hardware.write_nodes(Path(run_dir), bindings, Path(record_path).parent)
+        rec["status"] = "ok"
+    else:
+        found = f"{len(ranks)} of {spec['resources']['ranks']} rank outputs"
+        rec["failure"] = {"reason": f"the run left {found}; {supervise.run_end(run_dir)}"}
+    Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     _finish(rec, start, spikes_path, record_path, log_path, senders, times)
     return rec
 

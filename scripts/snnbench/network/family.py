@@ -202,6 +202,10 @@ class Network(Family):
             spec=spec,
         )
 
+    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        record_path, spikes_path = outputs["record.json"], outputs["spikes.npz"]
+        return execute.import_run(spec, run_dir, record_path, spikes_path, log_path, config["activity_check"])
+
     def benchmark_files(self, spec: dict) -> list[Path]:
         return execute.benchmark_files(spec)
 

@@ -132,6 +132,15 @@ class Training(Family):
 
         return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
+    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        from snnbench import child_point
+        from snnbench.training.execute import RESULT_KEYS
+
+        files = self.benchmark_files(spec)
+        return child_point.import_run(
+            spec, run_dir, outputs["record.json"], log_path, section="training", keys=RESULT_KEYS, benchmark_files=files
+        )
+
     def benchmark_files(self, spec: dict) -> list[Path]:
         # The neuron spec, reference, builders, timing and driver.
         return [PACKAGE / name for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py")]

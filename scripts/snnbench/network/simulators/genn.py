@@ -59,6 +59,11 @@ GENN_TIMERS = (
     "postsynaptic_update_time",
     "synapse_dynamics_time",
 )
+# The CUDA backend's device and block sizes, chosen by hand: GeNN's optimiser (OPTIMAL device,
+# OCCUPANCY block sizes) crashed PyGeNN 5.4 with CUDA 13.0 on an H100 (driver 580.159.04,
+# 2026-11-25: a segfault while the backend is created). The point's GPU is device 0 of those
+# SLURM (or CUDA_VISIBLE_DEVICES) gives it; the block sizes are GeNN's manual defaults.
+CUDA_PREFERENCES = {"device_select_method": "MANUAL", "manual_device_id": 0, "block_size_select_method": "MANUAL"}
 BUILD_CACHE_ENV = "SNNBENCH_BUILD_CACHE"  # as Brian2's standalone builds (brian2.build_cache)
 
 # PD14's delay in whole steps, at least one, as GeNN's dendritic delay: a spike of step x with
@@ -158,7 +163,8 @@ class GennBackend(Backend):
                 "built only where CUDA_PATH names a CUDA toolkit when the environment is made (docs/genn.md)"
             )
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
-        model = pygenn.GeNNModel("float", f"pd14_{self.spec['simulator'].replace('-', '_')}", backend=self.backend_name)
+        name = f"pd14_{self.spec['simulator'].replace('-', '_')}"
+        model = pygenn.GeNNModel("float", name, backend=self.backend_name, **self._preferences())
         model.dt = pd14.DT_MS
         model.seed = self.spec["seed"]
         model.timing_enabled = True
@@ -166,6 +172,21 @@ class GennBackend(Backend):
         model.default_narrow_sparse_ind_enabled = True
         model.default_var_location = pygenn.VarLocation.DEVICE  # weights and delays are never read back
         self.genn = model
+
+    def _preferences(self) -> dict:
+        """The backend's preferences: CUDA_PREFERENCES on the CUDA backend (recorded), none on the CPU."""
+        if self.backend_name != "cuda":
+            return {}
+        from pygenn import cuda_backend
+
+        self.info["cuda_preferences"] = CUDA_PREFERENCES
+        enums = {
+            "device_select_method": cuda_backend.DeviceSelect,
+            "block_size_select_method": cuda_backend.BlockSizeSelect,
+        }
+        return {
+            key: enums[key].__members__[value] if key in enums else value for key, value in CUDA_PREFERENCES.items()
+        }
 
     def create(self) -> None:
         from pygenn import init_var

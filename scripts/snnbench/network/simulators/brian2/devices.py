@@ -120,6 +120,12 @@ def use_standalone_device(b2, device: Device, build_dir: Path, threads: int, mak
         import brian2genn  # noqa: F401 (registers the device)
 
         b2.prefs.devices.genn.path = str(genn_path())
+        if device.gpu:
+            # As for PyGeNN (snnbench.network.simulators.genn.CUDA_PREFERENCES): device 0 of those
+            # the job was given, GeNN's manual block sizes, no optimiser run.
+            cuda_prefs = b2.prefs.devices.genn.cuda_backend
+            cuda_prefs.device_select, cuda_prefs.manual_device = "MANUAL", 0
+            cuda_prefs.blocksize_select_method = "MANUAL"
         # Brian2GeNN builds on run() (build_on_run=False + device.build() fails with it).
         kwargs = {"use_GPU": device.gpu, "directory": str(build_dir), "with_output": False}
     b2.set_device(name, **kwargs)
