@@ -161,11 +161,13 @@ bench-full-scale: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/full-scale-local.yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.full_scale
 
-## bench-hpc: NEST's hpc_benchmark weak scaling over 1 and 2 threads on this machine (config/experiments/
-## hpc-weak-machine.yaml, 3 seeds) through the workflow, then medians per VP count: RTF, efficiency, memory, rates, weights
+## bench-hpc: NEST's hpc_benchmark weak scaling over 1 and 2 threads on this machine through the workflow, then
+## medians per VP count: RTF, efficiency, memory, rates, weights. HPC_EXPERIMENT names the preset
+## (config/experiments/<name>.yaml): hpc-weak-machine (11 250 neurons per VP, 3 min) or hpc-weak-machine-large (6 x)
+HPC_EXPERIMENT ?= hpc-weak-machine
 bench-hpc: env
-	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/hpc-weak-machine.yaml $(ARGS)
-	$(VENV)/bin/python -m snnbench.dev.hpc_weak
+	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/$(HPC_EXPERIMENT).yaml $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.hpc_weak results/$(HPC_EXPERIMENT)/points.csv
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points
