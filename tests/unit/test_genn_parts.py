@@ -162,7 +162,10 @@ def test_the_gpu_table_keeps_pygenns_connectivity_apart():
 
 def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path):
     archive = third_party.archive_line(environments._lines("brian2genn"), "envs/brian2genn.yaml")
-    path = third_party.locate(archive)
+    try:
+        path = third_party.locate(archive)
+    except third_party.ArchiveMissing as missing:  # make test names ../shared/third_party; bare pytest may not
+        pytest.skip(str(missing))
     with tarfile.open(path) as tar:
         tar.extractall(tmp_path, filter="data")
     (tree,) = tmp_path.iterdir()
