@@ -123,7 +123,9 @@ def test_an_archive_is_found_by_folder_and_checked(monkeypatch, tmp_path):
 
 
 def test_the_config_key_names_the_folder(monkeypatch, tmp_path):
-    monkeypatch.delenv(third_party.FOLDER_ENV, raising=False)
+    # use_config sets os.environ itself: setenv first, so that teardown restores the variable as it was.
+    monkeypatch.setenv(third_party.FOLDER_ENV, "")
+    monkeypatch.delenv(third_party.FOLDER_ENV)
     third_party.use_config({"third_party": str(tmp_path)})
     assert third_party.folder() == tmp_path
     monkeypatch.delenv(third_party.FOLDER_ENV)
