@@ -178,3 +178,18 @@ def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path)
     (tree / "src/genn/backends/cuda/optimiser.cc").write_text("// another GeNN\n")
     with pytest.raises(third_party.ArchiveMissing, match="optimiser.cc does not hold the text to patch once"):
         third_party.patch(archive, tree)
+
+
+def test_the_poisson_probe_tells_independent_drive_from_shared_drive():
+    # snnbench.dev.brian2genn_poisson_probe compares devices by these statistics: independent draws give a
+    # pairwise correlation near 0, one trace shared by every neuron gives 1; white noise has no lag-1 memory.
+    from snnbench.dev import brian2genn_poisson_probe as probe
+
+    rng = np.random.default_rng(5)
+    steps = 2000
+    independent = rng.normal(size=(probe.NEURONS, steps))
+    stats = probe.statistics({"v": independent, "I_syn": independent})
+    assert abs(stats["I_syn_pairwise_correlation"]) < 0.01
+    assert abs(stats["I_syn_autocorrelation_lag1"]) < 0.01
+    shared = np.tile(rng.normal(size=steps), (probe.NEURONS, 1)) + 1e-3 * independent
+    assert probe.statistics({"v": shared, "I_syn": shared})["I_syn_pairwise_correlation"] > 0.99
