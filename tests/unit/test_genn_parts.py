@@ -76,6 +76,27 @@ def test_procedural_connectivity_on_the_cpu_backend_is_refused_before_any_job():
     assert config_problems(experiment(simulators=["genn"], genn={"procedural_connectivity": True})) == []
 
 
+def test_threads_per_spike_are_taken_only_with_procedural_connectivity():
+    # Unset, the spec is as before the option existed (finished points are not rerun) and the backend uses 8.
+    chosen = validated(
+        experiment(simulators=["genn"], genn={"procedural_connectivity": True, "procedural_threads_per_spike": 32})
+    )
+    assert snnconfig.expand_points(chosen["experiments"][0])[0]["simulator_options"] == {
+        "procedural_connectivity": True,
+        "procedural_threads_per_spike": 32,
+    }
+    assert genn.DEFAULT_OPTIONS["procedural_threads_per_spike"] == 8
+    refused = config_problems(experiment(simulators=["genn"], genn={"procedural_threads_per_spike": 32}))
+    assert any(
+        "genn.procedural_threads_per_spike applies only with genn.procedural_connectivity: true" in line
+        for line in refused
+    )
+    with pytest.raises(Exception, match="procedural_threads_per_spike"):
+        validated(
+            experiment(simulators=["genn"], genn={"procedural_connectivity": True, "procedural_threads_per_spike": 0})
+        )
+
+
 def test_an_unknown_genn_option_is_refused():
     with pytest.raises(Exception, match="procedual"):
         validated(experiment(simulators=["genn-cpu"], genn={"procedual_connectivity": True}))
