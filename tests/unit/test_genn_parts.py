@@ -181,6 +181,9 @@ def test_the_gpu_table_keeps_pygenns_connectivity_apart():
         {"simulator": ["nest", "genn", "genn", "brian2-genn"], "connectivity": [None, "sparse", "procedural", None]}
     )
     assert gpu_summary.simulator_label(points).tolist() == ["nest", "genn (sparse)", "genn (procedural)", "brian2-genn"]
+    # Procedural points of a threads-per-spike sweep (genn-procedural-threads.yaml) stay apart too.
+    points["procedural_threads_per_spike"] = [None, None, 32, None]
+    assert gpu_summary.simulator_label(points).tolist()[2] == "genn (procedural, 32 threads/spike)"
 
 
 def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path):

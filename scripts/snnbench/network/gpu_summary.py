@@ -42,10 +42,18 @@ def tables(config_files: list[str], results: Path = Path(RESULTS)) -> dict[str, 
 
 
 def simulator_label(points: pd.DataFrame) -> pd.Series:
-    """The simulator, with PyGeNN's connectivity (`genn (procedural)`) where a point has one."""
-    connectivity = points["connectivity"] if "connectivity" in points else pd.Series(index=points.index, dtype=object)
-    suffix = connectivity.map(lambda c: f" ({c})" if isinstance(c, str) and c else "")
-    return points["simulator"] + suffix
+    """The simulator, with PyGeNN's connectivity (`genn (procedural)`) where a point has one, and
+    the threads per spike where procedural points chose them (`genn (procedural, 32 threads/spike)`)."""
+    empty = pd.Series(index=points.index, dtype=object)
+    connectivity = points.get("connectivity", empty)
+    threads = points.get("procedural_threads_per_spike", empty)
+
+    def label(kind: object, per_spike: object) -> str:
+        if not isinstance(kind, str) or not kind:
+            return ""
+        return f" ({kind}, {int(per_spike)} threads/spike)" if pd.notna(per_spike) else f" ({kind})"
+
+    return points["simulator"] + [label(k, t) for k, t in zip(connectivity, threads, strict=True)]
 
 
 def rates_vs_nest(points: pd.DataFrame) -> pd.DataFrame:

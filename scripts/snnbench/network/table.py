@@ -70,7 +70,8 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     row.update(rec["memory"])
     row.update(rec["network"])
     row["simulator_version"] = rec["simulator"]["version"]
-    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb", "connectivity"):  # Brian2's and GeNN's
+    # Brian2's and GeNN's
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb", "connectivity", "procedural_threads_per_spike"):
         if key in rec["simulator"]:
             row[key] = rec["simulator"][key]
     if "build" in rec["simulator"]:
