@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from snnbench.network.models import pd14
+from snnbench.network.simulators.brian2_pd14 import LIF_EQUATIONS, membrane_constants
 
 NEURONS = 200
 POPULATION = pd14.POPULATIONS.index("L6E")
@@ -41,17 +42,13 @@ def run(device: str, out_dir: str) -> dict[str, np.ndarray]:
     else:
         b2.set_device("cpp_standalone", directory=out_dir)
         b2.seed(1)  # Brian2GeNN refuses seed() (brian2genn#142)
-    net, P = pd14.derive(1.0, INDEGREE_SCALE, "poisson"), pd14.NEURON
+    net = pd14.derive(1.0, INDEGREE_SCALE, "poisson")
     b2.defaultclock.dt = pd14.DT_MS * b2.ms
-    equations = b2.Equations(
-        "dv/dt = (E_L - v) / tau_m + I_syn / C_m : volt\ndI_syn/dt = -I_syn / tau_syn : amp",
-        E_L=P["E_L_mV"] * b2.mV,
-        tau_m=P["tau_m_ms"] * b2.ms,
-        C_m=P["C_m_pF"] * b2.pF,
-        tau_syn=P["tau_syn_ms"] * b2.ms,
-    )
-    group = b2.NeuronGroup(NEURONS, equations, method="exact")
-    group.v = P["E_L_mV"] * b2.mV
+    # PD14's own equations and constants, without a threshold (Brian2 warns that "unless refractory"
+    # then never applies) and without DC.
+    namespace = {**membrane_constants(b2, pd14.NEURON), "I_dc": 0 * b2.pA}
+    group = b2.NeuronGroup(NEURONS, LIF_EQUATIONS, method="exact", namespace=namespace)
+    group.v = pd14.NEURON["E_L_mV"] * b2.mV
     drive = b2.PoissonInput(
         group,
         "I_syn",

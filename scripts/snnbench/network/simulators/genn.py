@@ -154,6 +154,12 @@ class GennBackend(Backend):
         self.backend_name = GENN_BACKENDS[spec["simulator"]]
         self.options = {**DEFAULT_OPTIONS, **spec.get("simulator_options", {})}
         self.procedural = bool(self.options["procedural_connectivity"])
+        # Only the CUDA backend splits a spike over threads (genn-cpu refuses procedural connectivity).
+        self.threads_per_spike = (
+            int(self.options["procedural_threads_per_spike"])
+            if self.procedural and self.backend_name == "cuda"
+            else None
+        )
         self._wall: dict[str, float] = {}
         self.info: dict = {}
 
@@ -258,8 +264,8 @@ class GennBackend(Backend):
                     init_sparse_connectivity("FixedNumberTotalWithReplacement", {"num": n}),
                 )
                 group.max_dendritic_delay_timesteps = slots
-                if self.procedural and self.backend_name == "cuda":
-                    group.num_threads_per_spike = int(self.options["procedural_threads_per_spike"])
+                if self.threads_per_spike is not None:
+                    group.num_threads_per_spike = self.threads_per_spike
                 self.synapse_groups.append(group)
                 self.expected_synapses += n
         self.info["dendritic_delay_slots"] = slots
@@ -355,11 +361,7 @@ class GennBackend(Backend):
             "gpu": self.backend_name == "cuda",
             "threads": 1,
             "connectivity": "procedural" if self.procedural else "sparse",
-            "procedural_threads_per_spike": (
-                int(self.options["procedural_threads_per_spike"])
-                if self.procedural and self.backend_name == "cuda"
-                else None
-            ),
+            "procedural_threads_per_spike": self.threads_per_spike,
             "synapse_objects": len(self.synapse_groups),
             "delays": "per synapse (dendritic delay)",
             "phase_sources": {
