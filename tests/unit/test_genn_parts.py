@@ -186,6 +186,20 @@ def test_the_gpu_table_keeps_pygenns_connectivity_apart():
     assert gpu_summary.simulator_label(points).tolist()[2] == "genn (procedural, 32 threads/spike)"
 
 
+def test_the_gpu_table_gives_a_failure_on_one_line():
+    from snnbench.network import gpu_summary
+
+    reason = (
+        "simulation exited with code 1; last log lines:\nTraceback (most recent call last):\n"
+        '  File "simulate.py", line 34, in run\n\nPrerequisiteMissing: brian2-cuda needs a GPU\n'
+    )
+    assert gpu_summary.short_reason(reason) == (
+        "simulation exited with code 1; last log lines: PrerequisiteMissing: brian2-cuda needs a GPU"
+    )
+    assert gpu_summary.short_reason("killed by SLURM (TIMEOUT)") == "killed by SLURM (TIMEOUT)"
+    assert gpu_summary.short_reason(float("nan")) == ""
+
+
 def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path):
     archive = third_party.archive_line(environments._lines("brian2genn"), "envs/brian2genn.yaml")
     try:

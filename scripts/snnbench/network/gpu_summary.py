@@ -77,6 +77,15 @@ def rates_vs_nest(points: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def short_reason(reason: object) -> str:
+    """A failure's reason on one line: its first line and, where the log's last lines follow, the last
+    (a traceback's exception)."""
+    lines = [line.strip() for line in str(reason).splitlines() if line.strip()] if isinstance(reason, str) else []
+    if len(lines) > 1:
+        return f"{lines[0].rstrip(':')}: {lines[-1]}"
+    return lines[0] if lines else ""
+
+
 def pd14_summary(points: pd.DataFrame) -> pd.DataFrame:
     points = points.copy()  # a wide table: one new column without pandas' fragmentation warning
     points["label"] = simulator_label(points)
@@ -84,7 +93,9 @@ def pd14_summary(points: pd.DataFrame) -> pd.DataFrame:
     columns = [c for c in PD14_COLUMNS if c in ok]
     summary = ok.groupby(["neuron_scale", "label"])[columns].median().rename(columns=PD14_COLUMNS)
     summary["seeds"] = ok.groupby(["neuron_scale", "label"])["seed"].nunique()
-    failed = points[points["status"] != "ok"].groupby(["neuron_scale", "label"])["failure_reason"].first()
+    failed = (
+        points[points["status"] != "ok"].groupby(["neuron_scale", "label"])["failure_reason"].first().map(short_reason)
+    )
     summary = summary.join(failed.rename("failed"), how="outer").reset_index()
     agreement = rates_vs_nest(points).rename(columns={"simulator": "label"})
     summary = summary.merge(agreement, on=["label", "neuron_scale"], how="left")
@@ -100,7 +111,7 @@ def training_summary(points: pd.DataFrame) -> pd.DataFrame:
     ok = points[points["status"] == "ok"]
     columns = [c for c in [*TRAINING_COLUMNS, *[c for c in points if "memory" in c and c.endswith("_mb")]] if c in ok]
     summary = ok.groupby(keys)[columns].median().rename(columns=TRAINING_COLUMNS)
-    failed = points[points["status"] != "ok"].groupby(keys)["failure_reason"].first()
+    failed = points[points["status"] != "ok"].groupby(keys)["failure_reason"].first().map(short_reason)
     return summary.join(failed.rename("failed"), how="outer").reset_index()
 
 
