@@ -80,7 +80,7 @@ def rates_vs_nest(points: pd.DataFrame) -> pd.DataFrame:
 def short_reason(reason: object) -> str:
     """A failure's reason on one line: its first line and, where the log's last lines follow, the last
     (a traceback's exception)."""
-    lines = [line.strip() for line in str(reason).splitlines() if line.strip()] if isinstance(reason, str) else []
+    lines = [line.strip() for line in reason.splitlines() if line.strip()] if isinstance(reason, str) else []
     if len(lines) > 1:
         return f"{lines[0].rstrip(':')}: {lines[-1]}"
     return lines[0] if lines else ""
