@@ -227,3 +227,30 @@ def test_a_cluster_run_from_a_node_local_folder_is_refused_even_dry(workflow_cop
     assert "config key slurm.node_local_paths" in output
     local = subprocess.run([*command, "--profile", "profiles/local"], cwd=workflow_copy, capture_output=True, text=True)
     assert local.returncode == 0, local.stderr[-2000:]
+
+
+def hpc_experiment(**block) -> dict:
+    exp = experiment(model="hpc_benchmark", hpc_benchmark={"neuron_scale": 0.1, "indegree_scale": 0.1, **block})
+    exp.pop("pd14")
+    return exp
+
+
+def test_a_race_block_for_a_model_without_a_race_is_refused_naming_the_key():
+    found = config_problems({**hpc_experiment(), "race": {"recipe": "accuracy"}})
+    assert found == [
+        "experiments[0] (unit): race: model hpc_benchmark has no community race (a race recipe and living table); "
+        "models with one: pd14"
+    ]
+
+
+def test_an_hpc_benchmark_population_of_one_neuron_is_refused():
+    """At neuron_scale 0.0001 a population rounded up to one neuron drew its in-degree from itself
+    without autapses: NEST searched for ever. The smallest scale allowed gives two neurons in each."""
+    (found,) = config_problems(hpc_experiment(neuron_scale=0.0001))
+    assert found.startswith("experiments[0] (unit): hpc_benchmark.neuron_scale gives populations of fewer than 2")
+    assert "{'E': 1, 'I': 0}" in found and "the smallest neuron scale allowed is 8.89e-04" in found
+    assert config_problems(hpc_experiment(neuron_scale=8.89e-4)) == []
+    weak = hpc_experiment(neuron_scale_per_vp=0.0002)
+    weak["hpc_benchmark"].pop("neuron_scale")
+    (found,) = config_problems({**weak, "scaling": "weak"})
+    assert "hpc_benchmark.neuron_scale_per_vp gives populations of fewer than 2" in found

@@ -222,6 +222,7 @@ def run_table(energy_j=None) -> pd.DataFrame:
         "simulator_version": "3.10.0",
         "shape": "1x1x2",
         "nodes": 1,
+        "model_name": "pd14",
         "neuron_scale": 0.02,
         "indegree_scale": 0.1,
         "input": "poisson",

@@ -46,10 +46,11 @@ def run_points(points: pd.DataFrame, series: str) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def _reference(ax, x: str, label_all: bool = True) -> pd.DataFrame:
-    ref = race.reference_table()
+def _reference(ax, points: pd.DataFrame, x: str, label_all: bool = True) -> pd.DataFrame:
+    model = race.model_of(points)
+    ref = race.reference_table(model)
     shown = ref.dropna(subset=[x])
-    ax.scatter(shown[x], shown["rtf"], label="published (Senk et al. 2026)", **REFERENCE)
+    ax.scatter(shown[x], shown["rtf"], label=f"published ({race.study(model)})", **REFERENCE)
     for _, row in shown.iterrows():
         if label_all:
             ax.annotate(row["id"], (row[x], row["rtf"]), xytext=(2, 1), textcoords="offset points", fontsize=LABEL_PT)
@@ -76,9 +77,9 @@ def race_energy(ax, data: Data) -> None:
     run = run_points(data.points, data.series)
     measured = run[run["e_syn"].notna()] if not run.empty else run
     if measured.empty:
-        _rtf_only(ax, run, data.series)
+        _rtf_only(ax, data.points, run, data.series)
         return
-    _reference(ax, "e_syn_uj")
+    _reference(ax, data.points, "e_syn_uj")
     _run(ax, measured.assign(e_syn_uj=measured["e_syn"]), "e_syn_uj", data.series)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -88,10 +89,11 @@ def race_energy(ax, data: Data) -> None:
     legend(ax, fontsize=LABEL_PT)
 
 
-def _rtf_only(ax, run: pd.DataFrame, series: str) -> None:
+def _rtf_only(ax, points: pd.DataFrame, run: pd.DataFrame, series: str) -> None:
     """No energy measured here: every entry's real-time factor on one log axis, this run's marked."""
-    ref = race.reference_table().sort_values("rtf")
-    ax.scatter(ref["rtf"], range(len(ref)), label="published (Senk et al. 2026)", **REFERENCE)
+    model = race.model_of(points)
+    ref = race.reference_table(model).sort_values("rtf")
+    ax.scatter(ref["rtf"], range(len(ref)), label=f"published ({race.study(model)})", **REFERENCE)
     labels = list(ref["id"])
     if not run.empty:
         y = range(len(ref), len(ref) + len(run))
@@ -111,7 +113,7 @@ def _rtf_only(ax, run: pd.DataFrame, series: str) -> None:
 @panel("real-time factor against year: published entries (grey) and this run (stars)")
 def race_year(ax, data: Data) -> None:
     run = run_points(data.points, data.series)
-    _reference(ax, "year")
+    _reference(ax, data.points, "year")
     if not run.empty:
         _run(ax, run, "year", data.series)
     ax.set_yscale("log")

@@ -80,6 +80,13 @@ class Network(Family):
                     f"{where}: {self.name}.{key} = {model[key]:g} is not a multiple of the resolution {dt_ms} ms"
                 )
         problems += genn.option_problems(where, experiment)
+        if "race" in experiment and self.model.race is None:
+            raced = [name for name in models.names() if models.get(name).race]
+            problems.append(
+                f"{where}: race: model {self.name} has no community race (a race recipe and living table); "
+                f"models with one: {', '.join(raced)}"
+            )
+            return problems
         race = experiment.get("race", {})
         if race.get("recipe") == "performance" and model.get("record_spikes", True):
             problems.append(f"{where}: race.recipe performance records no spikes: set {self.name}.record_spikes: false")

@@ -21,25 +21,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REFERENCE_CSV = Path(__file__).with_name("race_reference.csv")
-CHECKLIST = {"t_presim_ms": 500.0, "seeds": 10, "accuracy_t_sim_ms": 900_000.0, "performance_t_sim_ms": 10_000.0}
+from snnbench.network import models
+
 NOT_MEASURED = "not measured"
 # The living table's columns (INM-6 microcircuit-PD14-model docs, benchmarking) and the export's provenance.
 TABLE_COLUMNS = ["id", "study", "year", "rtf", "e_syn_uj", "simulator", "nodes", "system", "process_node_nm", "drive"]
 
 
 def deviations(experiment: dict) -> list[str]:
-    """Where a race experiment's values differ from the checklist, in words."""
-    recipe, model = experiment["race"]["recipe"], experiment["pd14"]
+    """Where a race experiment's values differ from its model's checklist, in words."""
+    recipe, model = experiment["race"]["recipe"], experiment[experiment["model"]]
+    checklist = models.get(experiment["model"]).race["checklist"]
     found = []
     t_presim, t_sim = model.get("t_presim_ms", 100.0), model.get("t_sim_ms", 1000.0)
-    if t_presim < CHECKLIST["t_presim_ms"]:
-        found.append(f"warm-up {t_presim:g} ms < {CHECKLIST['t_presim_ms']:g} ms")
-    minimum = CHECKLIST[f"{recipe}_t_sim_ms"]
+    if t_presim < checklist["t_presim_ms"]:
+        found.append(f"warm-up {t_presim:g} ms < {checklist['t_presim_ms']:g} ms")
+    minimum = checklist[f"{recipe}_t_sim_ms"]
     if t_sim < minimum:
         found.append(f"model time {t_sim:g} ms < {minimum:g} ms")
-    if len(experiment["seeds"]) < CHECKLIST["seeds"]:
-        found.append(f"{len(experiment['seeds'])} seeds < {CHECKLIST['seeds']}")
+    if len(experiment["seeds"]) < checklist["seeds"]:
+        found.append(f"{len(experiment['seeds'])} seeds < {checklist['seeds']}")
     if model.get("neuron_scale", 1.0) != 1.0 or model["indegree_scale"] != 1.0:
         found.append("not full scale")
     return found
@@ -155,9 +156,20 @@ def link_accuracy(points: pd.DataFrame, accuracy: pd.DataFrame) -> pd.DataFrame:
     return points
 
 
-def reference_table() -> pd.DataFrame:
-    """The 14 published entries of the living table (Senk et al. 2026), E_syn empty where unpublished."""
-    return pd.read_csv(REFERENCE_CSV)
+def reference_table(model: str) -> pd.DataFrame:
+    """The published entries of the model's living table (PD14's: the 14 of Senk et al. 2026), E_syn
+    empty where unpublished."""
+    return pd.read_csv(Path(__file__).with_name(models.get(model).race["table"]))
+
+
+def study(model: str) -> str:
+    """Who defined the model's race, for legends and captions."""
+    return models.get(model).race["study"]
+
+
+def model_of(points: pd.DataFrame) -> str:
+    """The network model of a race experiment's points (one per experiment)."""
+    return str(points["model_name"].iloc[0])
 
 
 def _joined(values) -> str:
@@ -220,7 +232,7 @@ def _provenance(group: pd.DataFrame) -> dict:
 
 def standings(points: pd.DataFrame) -> pd.DataFrame:
     """The published entries (source 'published') followed by this run's rows."""
-    published = reference_table().assign(source="published")
+    published = reference_table(model_of(points)).assign(source="published")
     return pd.concat([published, run_rows(points)], ignore_index=True)
 
 

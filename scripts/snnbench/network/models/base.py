@@ -42,6 +42,10 @@ class NetworkModel:
     parameter_schema: dict | None = None
     # Figures of the model's experiments beside the config's (figure name -> panel names).
     figures: dict[str, list[str]] = {}
+    # The community race the model is raced in (snnbench.network.race): `study` (who defined it),
+    # `checklist` (warm-up, seeds, model time of each recipe) and `table` (its living table, a CSV
+    # beside snnbench.network.race). None: the model has no race, and a `race:` block is refused.
+    race: dict | None = None
 
     def size(self, params: dict) -> Size:
         raise NotImplementedError

@@ -42,6 +42,8 @@ DELAY_MS = 1.5
 ETA = 1.685  # external rate relative to the threshold rate of the excitatory in-degree
 STDP = {"alpha": 0.0513, "lambda": 0.1, "mu": 0.4, "tau_plus": 15.0}  # stdp_pl_synapse_hom
 DT_MS = 0.1
+# Every population connects to itself without autapses: one neuron has no input to draw.
+MIN_NEURONS = 2
 MAX_MEAN_RATE_HZ = 10.0  # the regime the issue's sources give for the full in-degrees
 # Asynchronous firing: the activity check's mean pairwise spike-count correlation (2 ms bins,
 # snnbench.network.activity) at most this, in every population. Our bound, not a published one:
@@ -199,6 +201,22 @@ class HpcBenchmark(NetworkModel):
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"])
         return Size(num_neurons=net.num_neurons, total_synapses=net.total_synapses)
+
+    def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
+        """Populations of fewer than two neurons: every population draws inputs from itself without
+        autapses, which one neuron cannot (NEST's fixed_indegree searches for ever; derive() would
+        round a population of none up to one)."""
+        smallest = min(p["neuron_scale"] for p in params)
+        sizes = np.round(NEURONS_PER_SCALE * smallest).astype(int)
+        if sizes.min() >= MIN_NEURONS:
+            return []
+        key = "neuron_scale" if "neuron_scale" in experiment[self.name] else "neuron_scale_per_vp"
+        return [
+            f"{where}: hpc_benchmark.{key} gives populations of fewer than {MIN_NEURONS} neurons (neuron scale "
+            f"{smallest:g}: {dict(zip(POPULATIONS, sizes.tolist(), strict=True))}), which cannot draw their inputs "
+            f"from themselves without autapses; the smallest neuron scale allowed is "
+            f"{MIN_NEURONS / NEURONS_PER_SCALE.min():.2e}"
+        ]
 
     def results(self, params: dict, rank_results: list[dict]) -> dict:
         """The E->E weights after the run over all ranks (mean, sd) beside their initial value."""

@@ -239,6 +239,17 @@ class PD14(NetworkModel):
         ),
         **dict.fromkeys(("genn", "genn-cpu"), "snnbench.network.simulators.genn:GennBackend"),
     }
+    # Senk et al. 2026 (Neuromorph. Comput. Eng. 6:012001): their checklist and living table.
+    race = {
+        "study": "Senk et al. 2026",
+        "checklist": {
+            "t_presim_ms": 500.0,
+            "seeds": 10,
+            "accuracy_t_sim_ms": 900_000.0,
+            "performance_t_sim_ms": 10_000.0,
+        },
+        "table": "race_reference.csv",
+    }
 
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
