@@ -13,17 +13,23 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 # The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
 DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
-# Source archives of packages not on a package index (GeNN, for envs/pygenn.yaml; snnbench.third_party):
-# $SNNBENCH_THIRD_PARTY if set, else the checkout's third_party/ if it holds any, else ../shared/third_party.
-SNNBENCH_THIRD_PARTY ?= $(abspath $(if $(wildcard third_party/*.tar.gz),third_party,$(wildcard ../shared/third_party)))
-export SNNBENCH_THIRD_PARTY
+# Third-party sources not on a package index (GeNN, the multi-area model): each a URL and a digest of
+# its files (snnbench.sources), looked up in $SNNBENCH_THIRD_PARTY, the checkout's third_party/ and the
+# per-machine cache, else downloaded once per machine ($SNNBENCH_SOURCE_MIRROR names a mirror).
+# Python's standard library alone: it runs before any environment is made.
+SOURCES = PYTHONPATH=scripts $(PYTHON) -m snnbench.sources
+# Snakemake's `script:` runs the environment's Python by its path unquoted (snakemake/snakemake#2645):
+# in a checkout whose path has a space every job would fail, so refuse at once.
+ifneq ($(word 2,$(CURDIR)),)
+$(error this checkout's path has a space ($(CURDIR)): Snakemake runs each job's Python by its path unquoted (snakemake/snakemake#2645), so every job would fail; clone into a path without spaces)
+endif
 # The PD14 simulators' environments that make test uses (besides .venv).
 NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # The pinned `name==version` lines of conda env files' pip sections (as snnbench.environments.pins
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+.PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -106,9 +112,14 @@ PYTEST_WORKERS ?= 2
 
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
-test: env hwloc lmod
+test: sources env hwloc lmod
 	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
+
+## sources: every third-party source located or downloaded, and verified (first in make test: a missing one
+## stops it at once)
+sources:
+	$(SOURCES) fetch
 
 ## lmod: Debian's Lmod for the tests of builds given as environment modules (installed when run as
 ## root; elsewhere those tests are skipped until Lmod is there)

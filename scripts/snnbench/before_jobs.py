@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
-from snnbench import builds, environments, jsonfile, paths, record
+from snnbench import builds, environments, jsonfile, paths, record, sources
 
 
 class CannotRun(RuntimeError):
@@ -25,11 +25,13 @@ def prepare(campaign, dry_run: bool, executor: str | None = None) -> Iterator[st
     """Refuse the run (CannotRun) if a point cannot start or write here, or, under a cluster
     `executor`, if the nodes cannot see what its jobs need; set damaged files aside (in a dry run
     only name them). Yields the lines to warn with, each as soon as it is known."""
+    refuse_space_in_python(sys.executable)
     if executor not in LOCAL_EXECUTORS:
         refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
     missing_environments(campaign)
     yield from set_aside_damaged(campaign, dry_run)
     unwritable_points(campaign)
+    yield from fetch_sources(campaign, dry_run)
 
 
 # Snakemake's executors that run jobs on this machine (a dry run's pseudo-executors included).
@@ -54,6 +56,17 @@ def command_line_executor() -> str | None:
             return cli.parse_args(sys.argv[1:])[1].executor
     except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
         return None
+
+
+def refuse_space_in_python(python: str) -> None:
+    """Snakemake's `script:` runs the jobs' Python by its path without quotes
+    (snakemake/snakemake#2645): with a space in it, every job would fail with a bare shell error."""
+    if any(c.isspace() for c in python):
+        raise CannotRun(
+            f"The workflow's Python has a space in its path ({python}): Snakemake runs each job's Python by its "
+            "path unquoted (snakemake/snakemake#2645), so every job would fail. Clone the workflow into a path "
+            "without spaces (and run `make env` there); nothing was run."
+        )
 
 
 def needed_on_nodes(campaign) -> dict[str, str]:
@@ -109,6 +122,33 @@ def missing_environments(campaign) -> None:
     if missing:
         lines = [f"{reason}\n  needed by {len(ps)} point(s), e.g. {ps[0]}" for reason, ps in missing.items()]
         raise CannotRun("Missing environments:\n" + "\n".join(lines))
+
+
+def sources_to_fetch(campaign) -> list[str]:
+    """The third-party sources of the environments this run still has to make."""
+    return list(
+        dict.fromkeys(
+            entry["content"]["source"]["source"]
+            for key, entry in campaign.environments_to_make.items()
+            if entry["content"].get("source") and not environments.made_marker(key).exists()
+        )
+    )
+
+
+def fetch_sources(campaign, dry_run: bool) -> Iterator[str]:
+    """Every source the run's environments are built from, located or downloaded here and verified
+    before any job: on the host that plans (a cluster's login node reaches the internet where its
+    nodes may not), so that a missing one stops the run at once rather than after other builds."""
+    names = sources_to_fetch(campaign)
+    if dry_run or not names:
+        yield from (f"source {name} would be located or downloaded before the builds" for name in names)
+        return
+    settings = sources.Settings.of(campaign.config)
+    try:
+        for name, path in sources.ensure(names, settings).items():
+            yield f"source {name}: {path}"
+    except sources.SourceMissing as error:
+        raise CannotRun(f"{error}; nothing was run.") from None
 
 
 def set_aside_damaged(campaign, dry_run: bool) -> list[str]:

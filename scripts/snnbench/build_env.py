@@ -18,11 +18,10 @@ import platform
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
-from snnbench import builds, environments, third_party
+from snnbench import builds, environments, sources
 from snnbench.paths import REPO
 
 # Run in the new environment: the simulator's own account of itself (PyNEST's build_info).
@@ -75,32 +74,35 @@ def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
     )
 
 
-def _build_archive(archive: dict, prefix: Path, log, threads: int = 1) -> None:
-    """The package of a source archive (envs/<name>.yaml's `# archive:` line), built against the
-    environment's pins without isolation; its unpacked tree goes once it is installed. A `make`
-    archive is a tree built in place and kept (prefix/source-tree): its CUDA backend only where
-    CUDA_PATH names a toolkit (part of the key), else CPU-only."""
+def _source_archive(spec: dict, settings: sources.Settings) -> Path:
     try:
-        path = third_party.locate(archive)
-    except third_party.ArchiveMissing as error:
+        return sources.locate(spec["source"], settings)
+    except sources.SourceMissing as error:
         raise BuildFailed(str(error)) from None
-    log.write(f"[snnbench] building {path} (SHA-256 {archive['sha256']})\n")
-    tree = prefix / "archive-source"
-    with tarfile.open(path) as tar:
-        tar.extractall(tree, filter="data")
-    (top,) = [p for p in tree.iterdir() if p.is_dir()] or [tree]
-    if archive.get("build") == "make":
-        kept = top.rename(prefix / third_party.TREE)
-        for relative in third_party.patch(archive, kept):
-            log.write(f"[snnbench] patched {relative} (snnbench.third_party.PATCHES)\n")
+
+
+def _build_from_source(spec: dict, prefix: Path, log, settings: sources.Settings, threads: int = 1) -> None:
+    """The package of a third-party source (envs/<name>.yaml's `# source:` line), built against the
+    environment's pins without isolation; its unpacked tree goes once it is installed. A `make`
+    source is a tree built in place and kept (prefix/source-tree): its CUDA backend only where
+    CUDA_PATH names a toolkit (part of the key), else CPU-only."""
+    name = spec["source"]
+    archive = _source_archive(spec, settings)
+    log.write(f"[snnbench] building {name} from {archive} (files SHA-256 {spec['files_sha256']})\n")
+    unpacked = prefix / "archive-source"
+    tree = sources.unpack(name, archive, unpacked)
+    if spec.get("build") == "make":
+        kept = tree.rename(prefix / environments.TREE)
+        for relative in sources.patch(name, kept):
+            log.write(f"[snnbench] patched {relative} (snnbench.sources.SOURCES)\n")
         env = dict(os.environ)
         if not environments.cuda_toolkit():
             env.pop("CUDA_PATH", None)
-        _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {archive['file']} in place", env=env)
-        shutil.rmtree(tree, ignore_errors=True)
+        _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {name} in place", env=env)
+        shutil.rmtree(unpacked, ignore_errors=True)
         return
-    _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(top)], log, f"building {archive['file']}")
-    shutil.rmtree(tree, ignore_errors=True)
+    _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(tree)], log, f"building {name}")
+    shutil.rmtree(unpacked, ignore_errors=True)
 
 
 def compiler(prefix: Path) -> str | None:
@@ -119,7 +121,7 @@ def compiler(prefix: Path) -> str | None:
     return None
 
 
-def _provenance(build: dict, prefix: Path, started: float) -> dict:
+def _provenance(build: dict, prefix: Path, started: float, settings: sources.Settings) -> dict:
     python = str(prefix / "bin" / "python")
     version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], **CAPTURE)
     freeze = subprocess.run([python, "-m", "pip", "freeze"], **CAPTURE).stdout
@@ -138,10 +140,15 @@ def _provenance(build: dict, prefix: Path, started: float) -> dict:
         probe = prefix / "simulator.json"
         subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
         info["simulator"] = json.loads(probe.read_text())
-    if build.get("archive"):
-        info["archive_path"] = str(third_party.locate(build["archive"]))
-        if (prefix / third_party.TREE).is_dir():
-            info["source_tree"] = third_party.built_tree(prefix / third_party.TREE)
+    if build.get("source"):
+        name = build["source"]["source"]
+        info["source"] = {
+            "name": name,
+            "url": sources.SOURCES[name].url,
+            "archive": str(sources.locate(name, settings, download=False)),
+        }
+        if (prefix / environments.TREE).is_dir():
+            info["source_tree"] = environments.built_tree(prefix / environments.TREE)
     if "source" in build:
         info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
@@ -161,9 +168,11 @@ def find_python(version: str) -> str:
     raise BuildFailed(f"Python {version} is not installed (needed by envs/<environment>.yaml)")
 
 
-def _install(build: dict, prefix: Path, log, threads: int) -> None:
+def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
     """Everything into a new environment at prefix: the pins, the no-deps pins, a source tree's
     wheel, the environment's install script."""
+    if build.get("source"):  # first: a missing source stops the build at its start
+        _source_archive(build["source"], settings)
     interpreter = find_python(build["python"]) if "environment" in build else sys.executable
     _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
     requirements = build["requirements"]
@@ -172,8 +181,8 @@ def _install(build: dict, prefix: Path, log, threads: int) -> None:
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
         _build_source(build, prefix, log, threads)
-    if build.get("archive"):
-        _build_archive(build["archive"], prefix, log, threads)
+    if build.get("source"):
+        _build_from_source(build["source"], prefix, log, settings, threads)
     if build.get("script"):
         _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
 
@@ -185,9 +194,13 @@ def _named(build: dict, labels: list[str], prefix: Path) -> str:
     return f"build {', '.join(labels)} ({build.get('pip') or build.get('source')}; environment {prefix})"
 
 
-def make(build: dict, labels: list[str], log_path: Path, threads: int = 1) -> dict:
+def make(
+    build: dict, labels: list[str], log_path: Path, threads: int = 1, settings: sources.Settings | None = None
+) -> dict:
     """Make the environment of `build` (a simulator build, or a named environment's definition,
-    each with its key) unless the cache has it; returns its provenance."""
+    each with its key) unless the cache has it; returns its provenance. `settings`: where its
+    third-party source is looked for (default: the environment variables')."""
+    settings = settings or sources.Settings.of()
     prefix, marker = builds.directory(build), builds.marker(build)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     named = _named(build, labels, prefix)
@@ -199,8 +212,8 @@ def make(build: dict, labels: list[str], log_path: Path, threads: int = 1) -> di
         started = time.perf_counter()
         shutil.rmtree(prefix, ignore_errors=True)  # a half-made environment of an interrupted build
         try:
-            _install(build, prefix, log, threads)
-            info = _provenance(build, prefix, started)
+            _install(build, prefix, log, threads, settings)
+            info = _provenance(build, prefix, started, settings)
             # The compiler is recorded: the CMake build folder (objects, ~300 MB) and the wheel can go.
             for folder in ("cmake-build", "wheel"):
                 shutil.rmtree(prefix / folder, ignore_errors=True)
@@ -262,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         known_list = ", ".join(known)
         print(f"error: no environment {', '.join(unknown)} (envs/<name>.yaml): known are {known_list}", file=sys.stderr)
         return 2
+    # Every source first (downloaded once per machine), before any environment is built.
+    to_make = [env for env in names if not builds.marker(named_build(env)).exists()]
+    try:
+        sources.ensure([name for env in to_make if (name := environments.source_name(env))])
+    except sources.SourceMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     for env in names:
         build = named_build(env)
         log_path = REPO / "logs" / "build" / f"{build['key']}.log"

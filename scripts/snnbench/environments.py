@@ -22,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-from snnbench import third_party
+from snnbench import sources
 from snnbench.paths import ENVS, REPO
 
 # Where cached environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
@@ -31,6 +31,8 @@ CACHE_ENV = "SNNBENCH_ENV_CACHE"
 MAIN = ("workflow", "nest", "pynn-nest", "dev")
 # Environments with a step after pip: the script, called with the environment's folder.
 INSTALL_SCRIPTS = {"nest-mpi": "scripts/install_nest_mpi.sh"}
+# A source built in place (`# source: <name> make`) is kept in the environment as <prefix>/<TREE>.
+TREE = "source-tree"
 _PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\[\]-]+==[^\s#]+)")
 _PYTHON = re.compile(r"^\s*-\s*python=([0-9.]+)")
 
@@ -65,9 +67,9 @@ def cuda_toolkit() -> bool:
 def definition(env: str) -> dict:
     """What defines environment `env`, nothing about where it is used: the content of its cache key."""
     script = INSTALL_SCRIPTS.get(env)
-    archive = third_party.archive_line(_lines(env), f"envs/{env}.yaml")
-    # Only environments with an archive have the key (the others' keys, and caches, stay as they were).
-    extra = {"archive": {**archive, "cuda": cuda_toolkit()}} if archive else {}
+    source = sources.source_line(_lines(env), f"envs/{env}.yaml")
+    # Only environments with a source have the key (the others' keys, and caches, stay as they were).
+    extra = {"source": {**source, "cuda": cuda_toolkit()}} if source else {}
     return {
         "environment": env,
         "python": python_version(env),
@@ -77,6 +79,22 @@ def definition(env: str) -> dict:
         "script_sha256": hashlib.sha256((REPO / script).read_bytes()).hexdigest()[:16] if script else None,
         "machine": platform.machine(),
         **extra,
+    }
+
+
+def source_name(env: str) -> str | None:
+    """The third-party source (snnbench.sources) that envs/<env>.yaml builds, None if none."""
+    return definition(env).get("source", {}).get("source")
+
+
+def built_tree(tree: Path) -> dict:
+    """A source tree built in place (GeNN 4): where it is, its version and the backends its make built."""
+    version = tree / "version.txt"
+    libraries = (tree / "lib").glob("libgenn_*")
+    return {
+        "path": str(tree),
+        "version": version.read_text().strip() if version.exists() else None,
+        "backends": sorted({p.name.split(".")[0].removeprefix("libgenn_") for p in libraries}),
     }
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from snnbench import before_jobs, builds, environments, paths, planning, third_party, unfinished
+from snnbench import before_jobs, builds, environments, paths, planning, unfinished
 from snnbench import config as snnconfig
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
@@ -35,7 +35,6 @@ COMPARISONS = CAMPAIGN.comparisons
 ARCHIVES = CAMPAIGN.archives
 RACE = CAMPAIGN.race
 BUILD_COMPARISONS = CAMPAIGN.build_comparisons
-third_party.use_config(config)  # where the environments' builds find source archives
 POINT = paths.POINT
 POINT_LOG = "{experiment}/{point}"
 

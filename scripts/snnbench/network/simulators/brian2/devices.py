@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import gpu, third_party
+from snnbench import environments, gpu
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def environment_genn() -> Path | None:
     beside the cached environment's site-packages), if this interpreter stands on one."""
     for entry in sys.path:
         if entry.endswith("site-packages"):
-            tree = Path(entry).parents[2] / third_party.TREE
+            tree = Path(entry).parents[2] / environments.TREE
             if (tree / "bin" / "genn-buildmodel.sh").exists():
                 return tree
     return None
@@ -53,7 +53,7 @@ def genn_path() -> Path:
     if not path:
         raise PrerequisiteMissing(
             "GENN_PATH is not set and this environment has no GeNN build: Brian2GeNN needs a GeNN 4.x "
-            "source tree built with `make -j` (envs/brian2genn.yaml builds GeNN 4.9.0 from its archive)"
+            "source tree built with `make -j` (envs/brian2genn.yaml builds GeNN 4.9.0 from its source)"
         )
     tree = Path(path)
     if not (tree / "bin" / "genn-buildmodel.sh").exists() or not (tree / "version.txt").exists():
@@ -68,7 +68,7 @@ def genn_path() -> Path:
 
 def genn_info() -> dict:
     """Which GeNN a Brian2GeNN point built with: its tree, version and the backends it has."""
-    info = third_party.built_tree(genn_path())
+    info = environments.built_tree(genn_path())
     return {**info, "from": "GENN_PATH" if os.environ.get("GENN_PATH") else "the environment's build"}
 
 
