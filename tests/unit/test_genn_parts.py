@@ -4,14 +4,11 @@ tests/e2e/test_genn.py runs PD14 on GeNN's CPU backend through the workflow."""
 
 from __future__ import annotations
 
-import hashlib
-import tarfile
-
 import numpy as np
 import pytest
 from conftest import config_problems, experiment, validated
 from snnbench import config as snnconfig
-from snnbench import environments, third_party
+from snnbench import environments
 from snnbench.network.models import pd14
 from snnbench.network.simulators import environment_for, genn
 
@@ -102,58 +99,6 @@ def test_an_unknown_genn_option_is_refused():
         validated(experiment(simulators=["genn-cpu"], genn={"procedual_connectivity": True}))
 
 
-# --- The source archive of envs/pygenn.yaml -------------------------------------------------------
-
-
-def test_the_archive_and_cuda_are_in_the_key_only_of_environments_with_an_archive(monkeypatch, tmp_path):
-    defined = environments.definition("pygenn")
-    assert defined["archive"]["file"] == "genn-5.4.0.tar.gz" and len(defined["archive"]["sha256"]) == 64
-    assert "archive" not in environments.definition("brian2")  # other keys, and caches, stay as they were
-    assert str(tmp_path) not in repr(defined)  # the archive's place is not part of the key
-    monkeypatch.setenv("CUDA_PATH", str(tmp_path))
-    assert environments.definition("pygenn")["archive"]["cuda"] is True
-    assert environments.content_key(environments.definition("pygenn")) != environments.content_key(defined)
-
-
-def test_the_archive_line_is_read_once():
-    line = "# archive: genn-5.4.0.tar.gz sha256=" + "0" * 64
-    assert third_party.archive_line(["channels:", line], "envs/x.yaml") == {
-        "file": "genn-5.4.0.tar.gz",
-        "sha256": "0" * 64,
-    }
-    assert third_party.archive_line(["# archive of something"], "envs/x.yaml") is None
-    with pytest.raises(third_party.ArchiveMissing, match=r"envs/x.yaml: more than one `# archive:` line"):
-        third_party.archive_line([line, line], "envs/x.yaml")
-
-
-def test_an_archive_is_found_by_folder_and_checked(monkeypatch, tmp_path):
-    data = b"not really GeNN"
-    archive = {"file": "genn-0.tar.gz", "sha256": hashlib.sha256(data).hexdigest()}
-    monkeypatch.setenv(third_party.FOLDER_ENV, str(tmp_path))
-    with pytest.raises(
-        third_party.ArchiveMissing, match=rf"genn-0.tar.gz is not in {tmp_path}: .*SNNBENCH_THIRD_PARTY"
-    ):
-        third_party.locate(archive)
-    (tmp_path / "genn-0.tar.gz").write_bytes(data)
-    assert third_party.locate(archive) == tmp_path / "genn-0.tar.gz"
-    (tmp_path / "genn-0.tar.gz").write_bytes(data + b"!")
-    with pytest.raises(third_party.ArchiveMissing, match=r"SHA-256 [0-9a-f]{64}, but the environment file names"):
-        third_party.locate(archive)
-    monkeypatch.delenv(third_party.FOLDER_ENV)
-    assert third_party.folder() == third_party.DEFAULT_FOLDER
-
-
-def test_the_config_key_names_the_folder(monkeypatch, tmp_path):
-    # use_config sets os.environ itself: setenv first, so that teardown restores the variable as it was.
-    monkeypatch.setenv(third_party.FOLDER_ENV, "")
-    monkeypatch.delenv(third_party.FOLDER_ENV)
-    third_party.use_config({"third_party": str(tmp_path)})
-    assert third_party.folder() == tmp_path
-    monkeypatch.delenv(third_party.FOLDER_ENV)
-    third_party.use_config({})
-    assert third_party.folder() == third_party.DEFAULT_FOLDER
-
-
 # --- make prepare-gpu and make bench-gpu's table ------------------------------------------------
 
 
@@ -164,8 +109,8 @@ def test_the_gpu_bundle_asks_pip_for_the_gpu_machines_python(tmp_path):
     assert "--only-binary=:all:" in command and command[command.index("--python-version") + 1] == "3.12"
     assert set(environments.pins("pygenn")) <= set(command)
     assert [c for c in prepare_gpu.wheel_commands("norse") if "--no-deps" in c][0][-1] == "norse==1.1.0"
-    (tmp_path / "SHA256SUMS").write_text("ab12  genn-4.9.0.tar.gz\ncd34  genn-5.4.0.tar.gz\n")
-    assert prepare_gpu.archives(tmp_path) == {"genn-4.9.0.tar.gz": "ab12", "genn-5.4.0.tar.gz": "cd34"}
+    assert "brian2cuda" not in prepare_gpu.DEFAULT_ENVIRONMENTS  # nvidia-curand alone is about the limit
+    assert "--find-links" in command  # a wheel built here from a source distribution counts
     small, large = tmp_path / "small.whl", tmp_path / "large.whl"
     small.write_bytes(b"0" * 1024)
     large.write_bytes(b"0" * 3 * 2**20)
@@ -198,24 +143,6 @@ def test_the_gpu_table_gives_a_failure_on_one_line():
     )
     assert gpu_summary.short_reason("killed by SLURM (TIMEOUT)") == "killed by SLURM (TIMEOUT)"
     assert gpu_summary.short_reason(float("nan")) == ""
-
-
-def test_genn_4_9_is_patched_for_cuda_13_and_a_changed_tree_is_refused(tmp_path):
-    archive = third_party.archive_line(environments._lines("brian2genn"), "envs/brian2genn.yaml")
-    try:
-        path = third_party.locate(archive)
-    except third_party.ArchiveMissing as missing:  # make test names ../shared/third_party; bare pytest may not
-        pytest.skip(str(missing))
-    with tarfile.open(path) as tar:
-        tar.extractall(tmp_path, filter="data")
-    (tree,) = tmp_path.iterdir()
-    assert third_party.patch(archive, tree) == ["src/genn/backends/cuda/optimiser.cc"]
-    source = (tree / "src/genn/backends/cuda/optimiser.cc").read_text()
-    assert "#if CUDA_VERSION < 13000\n    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, 0, cuDevice));\n#else" in source
-    assert "cuCtxCreate(&cuContext, NULL, 0, cuDevice)" in source
-    (tree / "src/genn/backends/cuda/optimiser.cc").write_text("// another GeNN\n")
-    with pytest.raises(third_party.ArchiveMissing, match="optimiser.cc does not hold the text to patch once"):
-        third_party.patch(archive, tree)
 
 
 def test_the_poisson_probe_tells_independent_drive_from_shared_drive():

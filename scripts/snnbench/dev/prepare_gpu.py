@@ -1,36 +1,51 @@
-"""What a GPU machine without a package index needs for `make bench-gpu`, put into ignored folders
-of this checkout that travel with it (the device tool's `carry`, 64 MiB in all):
+"""`make prepare-gpu`: everything a GPU machine without a package index needs for the GPU points, made
+here in one command, in ignored folders of this checkout that travel with it (the device tool's
+`carry`, 64 MiB in all):
 
-- third_party/: the GeNN source archives (genn-5.4.0.tar.gz for envs/pygenn.yaml, genn-4.9.0.tar.gz
-  for Brian2GeNN's GENN_PATH), copied from $SNNBENCH_THIRD_PARTY (or ../shared/third_party) and
-  checked against its SHA256SUMS;
-- gpu-bundle/wheels/: the pinned packages of the named environments (envs/<name>.yaml) for the GPU
-  machine's Python (3.12, manylinux x86_64), with their dependencies, as wheels. Pins that have no
-  wheel (brian2 2.5.4, Brian2GeNN's) are named in a warning: their source distributions must be brought
-  by hand (pip would have to build their metadata here to download them).
+- third_party/: every third-party source (snnbench.sources), located or downloaded and verified;
+- gpu-bundle/wheels/: the pins of the GPU environments (envs/<name>.yaml) with their dependencies as
+  wheels for the GPU machine's Python (3.12, manylinux x86_64). A pin with no wheel (brian2 2.5.4,
+  Brian2GeNN's) is built into one here by the environment's own Python 3.12 (the environment is made
+  first where it is missing); gpu-bundle/<env>.txt lists each environment's pins;
+- gpu-bundle/prebuilt/genn-5.4.0.tar.gz: PyGeNN's tree compiled here by the pygenn environment's
+  Python without its CUDA backend (objects of build/temp.* left out), so that there only the CUDA
+  backend is compiled (16 s on 16 cores, against 220 s for the whole build);
+- gpu-bundle/debs/: Debian's libffi-dev (PyGeNN's build asks pkg-config for libffi);
+- gpu-bundle/specs/: with --experiments, the specs of those experiments' points, as the workflow's
+  planner writes them.
 
-`make bench-gpu` on the GPU machine finds gpu-bundle/wheels and lets pip install from it alone
-(PIP_NO_INDEX, PIP_FIND_LINKS). The workflow's own .venv and the training environments (torch) do
-not fit into 64 MiB: they must already be there.
+There, `python3 -m snnbench.dev.gpu_bundle install` makes the environments from the bundle and
+`python3 -m snnbench.dev.gpu_bundle run` runs the points (snnbench.dev.gpu_bundle); here,
+`python -m snnbench.import_runs` makes their records.
 
-    python -m snnbench.dev.prepare_gpu [--environments pygenn brian2genn brian2cuda] [--dry-run]
+    python -m snnbench.dev.prepare_gpu [--environments pygenn brian2genn] [--experiments FILE...] [--dry-run]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
-from snnbench import environments, hashing, third_party
+from snnbench import build_env, config_check, environments, planning, sources
 from snnbench.paths import REPO
 
 BUNDLE = REPO / "gpu-bundle"
 WHEELS = BUNDLE / "wheels"
+PREBUILT = BUNDLE / "prebuilt"
+DEBS = BUNDLE / "debs"
+SPECS = BUNDLE / "specs"
 LIMIT_MB = 64.0
-DEFAULT_ENVIRONMENTS = ("pygenn", "brian2genn", "brian2cuda")
+# brian2cuda is not bundled: nvidia-curand's wheel alone (~60 MB) is about the whole limit; its pins need
+# a machine with a package index (or a call of its own carrying only them).
+DEFAULT_ENVIRONMENTS = ("pygenn", "brian2genn")
+PYGENN_SOURCE = "genn-5.4.0"
 # The GPU machine's interpreter and platform (shared/gpu-checks.md).
 TARGET = ["--python-version", "3.12", "--implementation", "cp", "--abi", "cp312"]
 PLATFORMS = ["--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "any"]
@@ -39,56 +54,101 @@ PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "download", "
 
 def wheel_commands(env: str) -> list[list[str]]:
     """pip download commands for an environment's pins as wheels for the GPU machine, with their
-    dependencies, then its no-deps pins."""
-    commands = [[*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, *environments.pins(env)]]
+    dependencies (wheels already in the bundle, e.g. one built here, count), then its no-deps pins."""
+    found = ["--find-links", str(WHEELS)]
+    commands = [[*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, *found, *environments.pins(env)]]
     if environments.pins(env, no_deps=True):
-        commands.append([*PIP, "--no-deps", *environments.pins(env, no_deps=True)])
+        commands.append([*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, "--no-deps", *environments.pins(env, True)])
     return commands
 
 
-def archives(source: Path) -> dict[str, str]:
-    """The archives SHA256SUMS lists in `source`: file name -> SHA-256."""
-    sums = source / "SHA256SUMS"
-    if not sums.exists():
-        raise SystemExit(f"error: {sums} is missing: set ${third_party.FOLDER_ENV} to the folder of the GeNN archives")
-    return {
-        name.strip(): digest
-        for digest, name in (line.split(maxsplit=1) for line in sums.read_text().splitlines() if line.strip())
-    }
+def without_wheel(env: str) -> list[str]:
+    """The environment's pins that have no wheel for the GPU machine (each asked for alone)."""
+    return [
+        pin
+        for pin in [*environments.pins(env), *environments.pins(env, no_deps=True)]
+        if subprocess.run([*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, "--no-deps", pin]).returncode != 0
+    ]
 
 
-def copy_archives(source: Path, dry_run: bool) -> list[Path]:
-    """The archives of `source`, checked against its SHA256SUMS, in the checkout's third_party/."""
-    copied = []
-    for name, digest in archives(source).items():
-        target = third_party.DEFAULT_FOLDER / name
-        print(f"{source / name} -> {target}")
-        if dry_run:
-            continue
-        found = hashing.file_sha256(source / name)
-        if found != digest:
-            raise SystemExit(f"error: {source / name}: SHA-256 {found}, but {source / 'SHA256SUMS'} says {digest}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if (source / name).resolve() != target.resolve():
-            shutil.copyfile(source / name, target)
-        copied.append(target)
-    return copied
+def environment_python(env: str) -> str:
+    """The environment's interpreter (made and linked first where missing: its Python is the GPU
+    machine's, 3.12, so what it builds runs there)."""
+    if not environments.is_linked(env) and build_env.main([env]) != 0:
+        raise SystemExit(f"error: environment {env} could not be made (make env-{env} says why)")
+    return environments.python(env)
 
 
-def download(env: str, dry_run: bool) -> list[str]:
-    """The environment's wheels; returns its pins that have no wheel for the GPU machine."""
-    missing = []
+def build_wheels(env: str, pins: list[str]) -> None:
+    """Wheels of pins that PyPI has only as source distributions, built by the environment's own
+    Python without isolation (its pins are the build's requirements)."""
+    python = environment_python(env)
+    for pin in pins:
+        command = [python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--wheel-dir", str(WHEELS), pin]
+        print(" ".join(command), flush=True)
+        if subprocess.run(command).returncode != 0:
+            raise SystemExit(f"error: envs/{env}.yaml: {pin} has no wheel for Python 3.12 and did not build into one")
+
+
+def download(env: str) -> None:
+    """The environment's wheels, and gpu-bundle/<env>.txt naming its pins."""
+    WHEELS.mkdir(parents=True, exist_ok=True)
+    missing = without_wheel(env)
+    if missing:
+        build_wheels(env, missing)
     for command in wheel_commands(env):
-        print(" ".join(command))
-        if dry_run or subprocess.run(command).returncode == 0:
-            continue
-        # Some pin has no wheel for the target: each pin on its own, with its dependencies where they all
-        # have wheels, else alone. (Source distributions are not fetched: pip would build their metadata here.)
-        for pin in [*environments.pins(env), *environments.pins(env, no_deps=True)]:
-            wheel = [*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, pin]
-            if subprocess.run(wheel).returncode != 0 and subprocess.run([*wheel, "--no-deps"]).returncode != 0:
-                missing.append(pin)
-    return missing
+        print(" ".join(command), flush=True)
+        if subprocess.run(command).returncode != 0:
+            raise SystemExit(f"error: envs/{env}.yaml: pip could not download its wheels for Python 3.12")
+    (BUNDLE / f"{env}.txt").write_text("\n".join(environments.pins(env)) + "\n")
+    no_deps = environments.pins(env, no_deps=True)
+    (BUNDLE / f"{env}.no-deps.txt").write_text("".join(f"{pin}\n" for pin in no_deps))
+
+
+def prebuild_pygenn() -> Path:
+    """PyGeNN's tree compiled here without its CUDA backend, packed without the objects of build/temp.*."""
+    python = environment_python("pygenn")
+    archive = sources.locate(PYGENN_SOURCE)
+    PREBUILT.mkdir(parents=True, exist_ok=True)
+    packed = PREBUILT / f"{PYGENN_SOURCE}.tar.gz"
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = sources.unpack(PYGENN_SOURCE, archive, Path(tmp))
+        env = {k: v for k, v in os.environ.items() if k != "CUDA_PATH"}
+        env["MAKEFLAGS"] = f"-j{os.cpu_count() or 1}"
+        print(f"compiling PyGeNN in {tree} (no CUDA backend; ~10 min on 2 cores)", flush=True)
+        done = subprocess.run([python, "setup.py", "build_ext", "--inplace"], cwd=tree, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"error: PyGeNN's build in {tree} failed (exit code {done.returncode})")
+        with tarfile.open(packed, "w:gz") as tar:
+            tar.add(tree, PYGENN_SOURCE, filter=lambda info: None if "/build/temp." in info.name else info)
+    return packed
+
+
+def libffi_deb() -> list[Path]:
+    """Debian's libffi-dev (headers and pkg-config file), or a warning where apt-get is missing."""
+    DEBS.mkdir(parents=True, exist_ok=True)
+    if shutil.which("apt-get") is None:
+        print("warning: no apt-get here: bring Debian's libffi-dev (.deb) into gpu-bundle/debs/", file=sys.stderr)
+        return []
+    subprocess.run(["apt-get", "download", "-q", "libffi-dev"], cwd=DEBS, check=True)
+    return sorted(DEBS.glob("*.deb"))
+
+
+def specs(experiments: list[str]) -> list[Path]:
+    """The specs of the experiments' points as the workflow writes them (the planner's, on top of
+    config/config.yaml as --configfile puts them), under gpu-bundle/specs/<point>/spec.json."""
+    written = []
+    for file in experiments:
+        try:
+            campaign = planning.plan(config_check.read([config_check.BASE, file]), [file, config_check.BASE])
+        except planning.ConfigRefused as error:
+            raise SystemExit(f"error: {error}") from None
+        for path, spec in campaign.points.items():
+            target = SPECS / path / "spec.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(spec, indent=1) + "\n")
+            written.append(target)
+    return written
 
 
 def size_mb(paths: list[Path]) -> float:
@@ -105,29 +165,47 @@ def over_limit(files: list[Path], limit_mb: float = LIMIT_MB) -> str | None:
     return f"{total:.1f} MiB is more than the {limit_mb:g} MiB that travel with a checkout; largest: {names}"
 
 
+def contents(files: list[Path]) -> str:
+    """What the bundle holds, by folder (gpu-bundle's by its subfolders), with sizes."""
+    parts: dict[str, list[Path]] = {}
+    for path in files:
+        relative = path.relative_to(REPO).parts
+        parts.setdefault("/".join(relative[:2] if relative[0] == "gpu-bundle" else relative[:1]), []).append(path)
+    return "\n".join(f"  {name}: {len(ps)} file(s), {size_mb(ps):.1f} MiB" for name, ps in sorted(parts.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--environments", nargs="+", default=list(DEFAULT_ENVIRONMENTS), help="envs/<name>.yaml")
-    parser.add_argument("--source", default=None, help="folder of the GeNN archives (default: $SNNBENCH_THIRD_PARTY)")
-    parser.add_argument("--dry-run", action="store_true", help="print what would be copied and downloaded")
+    parser.add_argument("--experiments", nargs="*", default=[], help="experiment files whose specs travel")
+    parser.add_argument("--dry-run", action="store_true", help="print the download commands only")
     args = parser.parse_args(argv)
-    source = Path(args.source) if args.source else third_party.folder()
-    archive_files = copy_archives(source, args.dry_run)
-    missing = {env: pins for env in args.environments if (pins := download(env, args.dry_run))}
     if args.dry_run:
+        for env in args.environments:
+            for command in wheel_commands(env):
+                print(" ".join(command))
         return 0
-    for env, pins in missing.items():
-        print(
-            f"warning: envs/{env}.yaml: no wheel for Python 3.12 of {', '.join(pins)} (nor, then, of the "
-            "dependencies of pins that need them): bring their source distributions by hand",
-            file=sys.stderr,
-        )
-    files = [*archive_files, *WHEELS.glob("*")]
+    try:
+        located = sources.ensure(list(sources.SOURCES))
+    except sources.SourceMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    sources.CHECKOUT_FOLDER.mkdir(exist_ok=True)
+    for name, path in located.items():
+        if path.parent != sources.CHECKOUT_FOLDER:
+            shutil.copyfile(path, sources.CHECKOUT_FOLDER / sources.SOURCES[name].file)
+    for env in args.environments:
+        download(env)
+    if "pygenn" in args.environments:
+        prebuild_pygenn()
+    libffi_deb()
+    specs(args.experiments)
+    files = [p for folder in (sources.CHECKOUT_FOLDER, BUNDLE) for p in folder.rglob("*") if p.is_file()]
+    print(f"{size_mb(files):.1f} MiB to carry (third_party, gpu-bundle):\n{contents(files)}")
     problem = over_limit(files)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    print(f"{size_mb(files):.1f} MiB in third_party/ and {WHEELS.relative_to(REPO)}/: carry both to the GPU machine")
     return 0
 
 
