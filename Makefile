@@ -14,10 +14,10 @@ TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
 DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 # Third-party sources not on a package index (GeNN, the multi-area model): each a URL and a digest of
-# its files (snnbench.sources), looked up in $SNNBENCH_THIRD_PARTY, the checkout's third_party/ and the
+# its files (snnbench.environments.sources), looked up in $SNNBENCH_THIRD_PARTY, the checkout's third_party/ and the
 # per-machine cache, else downloaded once per machine ($SNNBENCH_SOURCE_MIRROR names a mirror).
 # Python's standard library alone: it runs before any environment is made.
-SOURCES = PYTHONPATH=scripts $(PYTHON) -m snnbench.sources
+SOURCES = PYTHONPATH=scripts $(PYTHON) -m snnbench.environments.sources
 # Snakemake's `script:` runs the environment's Python by its path unquoted (snakemake/snakemake#2645):
 # in a checkout whose path has a space every job would fail, so refuse at once.
 ifneq ($(word 2,$(CURDIR)),)
@@ -50,11 +50,11 @@ $(VENV)/.installed: $(ENVS) pyproject.toml
 # as .venv-<name> with snnbench installed editable. The workflow does the same by itself (rules
 # build_environment and link_environment); these targets call the same code.
 env-%: env
-	$(VENV)/bin/python -m snnbench.build_env $*
+	$(VENV)/bin/python -m snnbench.environments.maker $*
 
 ## training-envs: the environments of the snn-training family's CPU-capable libraries
 training-envs: env
-	$(VENV)/bin/python -m snnbench.build_env $(TRAINING_ENVS)
+	$(VENV)/bin/python -m snnbench.environments.maker $(TRAINING_ENVS)
 
 ## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
 run-training: env
@@ -85,14 +85,14 @@ archive: env
 ## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric)
 regression: env
 	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
-	$(VENV)/bin/python -m snnbench.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
+	$(VENV)/bin/python -m snnbench.results.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES))
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]
 compare-builds: env
 	@test -n "$(BASELINE)" -a -n "$(CURRENT)" || { echo "usage: make compare-builds BASELINE=<build> CURRENT=<build> [TABLE=results/points.csv] [TOLERANCE=0.1]"; exit 2; }
-	$(VENV)/bin/python -m snnbench.regression --builds $(BASELINE) $(CURRENT) $(or $(TABLE),results/points.csv) \
+	$(VENV)/bin/python -m snnbench.results.regression --builds $(BASELINE) $(CURRENT) $(or $(TABLE),results/points.csv) \
 	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) --out results/builds-$(BASELINE)-$(CURRENT).csv \
 	  --figure results/builds-$(BASELINE)-$(CURRENT).png
 
@@ -113,7 +113,7 @@ PYTEST_WORKERS ?= 2
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
 test: sources env hwloc lmod
-	$(VENV)/bin/python -m snnbench.build_env $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
+	$(VENV)/bin/python -m snnbench.environments.maker $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 ## sources: every third-party source located or downloaded, and verified (first in make test: a missing one
@@ -207,11 +207,11 @@ rerun: env
 ## check-config: the workflow's messages for config files, without running anything, e.g. make check-config CONFIG=config/experiments/mine.yaml
 check-config: env
 	@test -n "$(CONFIG)" || { echo "usage: make check-config CONFIG=path/to/config.yaml [...]"; exit 2; }
-	$(VENV)/bin/python -m snnbench.config_check $(CONFIG)
+	$(VENV)/bin/python -m snnbench.planning.check $(CONFIG)
 
 ## rerun-failed: recompute every point whose record says failed
 rerun-failed: env
-	@failed="$$($(VENV)/bin/python -m snnbench.failed)"; \
+	@failed="$$($(VENV)/bin/python -m snnbench.tables.failed)"; \
 	if [ -z "$$failed" ]; then echo "no failed points"; else $(SNAKEMAKE) $(ARGS) --forcerun $$failed; fi
 
 clean:

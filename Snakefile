@@ -4,7 +4,7 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
-from snnbench.planning import unreadable
+from snnbench.planning.campaign import unreadable
 
 min_version("9.0")
 

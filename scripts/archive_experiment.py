@@ -1,6 +1,6 @@
 """Snakemake entry (archive_experiment): pack one experiment's tables, records and provenance."""
 
-from snnbench import archive
+from snnbench.results import archive
 
 manifest = archive.pack(
     snakemake.output[0],  # noqa: F821 (provided by Snakemake)

@@ -1,8 +1,8 @@
 """Snakemake entry (collect_experiment): records and validation results of one experiment ->
 points.csv, ranks.csv, validation.csv."""
 
-from snnbench.collect import collect_tables
-from snnbench.table import write_table
+from snnbench.tables.collect import collect_tables
+from snnbench.tables.frames import write_table
 
 inputs = snakemake.input  # noqa: F821 (provided by Snakemake)
 points, ranks, validation = collect_tables(

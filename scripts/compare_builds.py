@@ -2,9 +2,9 @@
 build against the first one named (ratios per point and metric with their spread over seeds)."""
 
 import pandas as pd
-from snnbench import regression
-from snnbench.figures.builds import draw_ratios
-from snnbench.table import read_points, write_table
+from snnbench.figures.build_comparison import draw_ratios
+from snnbench.results import regression
+from snnbench.tables.frames import read_points, write_table
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 baseline, *others = snakemake.params.builds  # noqa: F821

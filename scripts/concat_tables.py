@@ -2,7 +2,7 @@
 archives read beside them (column `source`: local, or the archive's label)."""
 
 import pandas as pd
-from snnbench.table import read_points, write_table
+from snnbench.tables.frames import read_points, write_table
 
 tables = [read_points(path).assign(source="local") for path in snakemake.input.points]  # noqa: F821 (Snakemake)
 tables += [read_points(path) for path in snakemake.input.imported]  # noqa: F821

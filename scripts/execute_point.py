@@ -4,9 +4,10 @@ record, ok or failed (and the family's other outputs)."""
 import os
 from pathlib import Path
 
-from snnbench import families, hardware
-from snnbench.config import time_limit_s
+from snnbench import families
 from snnbench.jsonfile import read_json
+from snnbench.machine import hardware
+from snnbench.planning.experiments import time_limit_s
 
 spec_path = snakemake.input.spec  # noqa: F821 (provided by Snakemake)
 # The machine's name as the config gives it, for the record's provenance (not the spec: renaming a

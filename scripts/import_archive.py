@@ -1,7 +1,7 @@
 """Snakemake entry (import_archive): unpack an archive and collect its records again."""
 
-from snnbench import archive
-from snnbench.table import write_table
+from snnbench.results import archive
+from snnbench.tables.frames import write_table
 
 points = archive.read(
     snakemake.input[0],  # noqa: F821 (provided by Snakemake)

@@ -2,7 +2,7 @@
 
 import pandas as pd
 from snnbench import figures
-from snnbench.table import read_points
+from snnbench.tables.frames import read_points
 
 params = snakemake.params.figure  # noqa: F821 (provided by Snakemake)
 tables = []

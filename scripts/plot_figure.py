@@ -5,7 +5,7 @@ params.figure: {"panels": [...], "series": the column naming the series ("simula
 """
 
 from snnbench import figures
-from snnbench.table import read_points
+from snnbench.tables.frames import read_points
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 params = snakemake.params.figure  # noqa: F821

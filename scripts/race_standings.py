@@ -5,7 +5,7 @@ columns, with provenance), and its points with synaptic events from linked accur
 import pandas as pd
 from snnbench import figures
 from snnbench.network import race
-from snnbench.table import read_points, write_table
+from snnbench.tables.frames import read_points, write_table
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 linked = list(snakemake.input.accuracy)  # noqa: F821 (the linked accuracy experiment's table, if configured)

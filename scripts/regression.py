@@ -1,8 +1,8 @@
 """Snakemake entry (regression): ratios current / baseline per point, compared only with the
 references of the point's own machine, slowdowns flagged."""
 
-from snnbench import regression
-from snnbench.table import read_points, write_table
+from snnbench.results import regression
+from snnbench.tables.frames import read_points, write_table
 
 tolerance = snakemake.params.tolerance  # noqa: F821 (provided by Snakemake)
 ratios = regression.compare(

@@ -87,10 +87,10 @@ def config_problems(exp: dict, **top) -> list[str]:
 def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
     """The first point of a validated config, run in `tmp_path` as the execute rule runs it
     (child process, failures recorded); returns its record."""
-    from snnbench import config as snnconfig
+    from snnbench import planning
     from snnbench.network import execute
 
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
+    spec = planning.expand_points(cfg["experiments"][0])[0]
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     return execute.run_point(
         tmp_path / "spec.json",
@@ -145,9 +145,10 @@ MPI_MODULE = "openmpi/4.1"
 def module_tree(folder: Path) -> Path:
     """Lua modulefiles in `folder` (on storage the SLURM test cluster's nodes see, not /tmp):
     NEST_MODULE puts the nest-mpi environment's Python first on PATH and depends on MPI_MODULE."""
-    from snnbench import environments, modules
+    from snnbench import environments
+    from snnbench.machine import lmod
 
-    if modules.lmod_command() is None:
+    if lmod.lmod_command() is None:
         pytest.skip("Lmod is not installed: make test installs Debian's lmod (as root)")
     if not environments.is_linked("nest-mpi"):
         pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")

@@ -16,6 +16,8 @@ ENVS = REPO / "envs"
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
 
+# The workflow's own config file (Snakefile's `configfile:`); experiment files go on top of it.
+CONFIG = "config/config.yaml"
 RESULTS = "results"
 # The workflow's pattern of a point directory; {point} is the family's part.
 POINT = RESULTS + "/{experiment}/{point}"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import TINY, copy_workflow, snakemake
-from snnbench import builds
+from snnbench.environments import builds
 
 pytestmark = pytest.mark.slow
 

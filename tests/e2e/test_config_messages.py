@@ -1,5 +1,5 @@
-"""The workflow and `python -m snnbench.config_check` refuse a bad config in the same lines, which
-name the config file and the key (one planner: snnbench.planning). Each bad config is given with
+"""The workflow and `python -m snnbench.planning.check` refuse a bad config in the same lines, which
+name the config file and the key (one planner: snnbench.planning.campaign). Each bad config is given with
 --configfile on top of config/config.yaml, as users do; Snakemake runs once per config (a dry run,
 about 2 s), all of them in one module-scoped pass, two at a time."""
 
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import yaml
 from conftest import VENV_BIN, copy_workflow, experiment
-from snnbench import config_check
+from snnbench.planning import check
 
 WHEELS = {"nest-3.9": {"pip": "nest-simulator==3.9.0.post0.dev14"}}
 
@@ -111,7 +111,7 @@ def refusals(tmp_path_factory):
     found = {}
     for name, output in outputs.items():
         checker = subprocess.run(
-            [str(VENV_BIN / "python"), "-m", "snnbench.config_check", f"config/bad-{name}.yaml"],
+            [str(VENV_BIN / "python"), "-m", "snnbench.planning.check", f"config/bad-{name}.yaml"],
             cwd=workdir,
             capture_output=True,
             text=True,
@@ -134,5 +134,5 @@ def test_workflow_and_checker_refuse_in_the_same_lines_naming_file_and_key(refus
 def test_the_checker_says_ok_to_what_the_workflow_plans(workflow_copy, monkeypatch, capsys):
     monkeypatch.chdir(workflow_copy)
     (workflow_copy / "config" / "good.yaml").write_text(yaml.safe_dump({"experiments": [experiment()]}))
-    assert config_check.main(["config/good.yaml"]) == 0
+    assert check.main(["config/good.yaml"]) == 0
     assert capsys.readouterr().out == "config/good.yaml, config/config.yaml: ok\n"

@@ -10,8 +10,8 @@ import subprocess
 import pandas as pd
 import pytest
 from conftest import REPO, copy_workflow, snakemake
-from snnbench import gpu
 from snnbench.data.family import FIGURES
+from snnbench.machine import gpu
 
 pytestmark = pytest.mark.slow
 PYTHON = REPO / ".venv-tonic" / "bin" / "python"

@@ -12,7 +12,8 @@ import time
 import pytest
 import yaml
 from conftest import TINY, VENV_BIN, copy_workflow
-from snnbench import build_env, environments, paths
+from snnbench import environments, paths
+from snnbench.environments import maker
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +33,7 @@ def test_a_second_checkout_links_the_cached_environment(tmp_path):
     shutil.copy(paths.REPO / "pyproject.toml", checkout)
     started = time.perf_counter()
     with open(tmp_path / "link.log", "w") as log:
-        marker = build_env.link("brian2", log, repo=checkout)
+        marker = maker.link("brian2", log, repo=checkout)
     print(f"linked in {time.perf_counter() - started:.1f} s")  # a figure for the README, not a check
     assert marker == environments.link_marker("brian2", checkout) and marker.exists()
     assert made.stat().st_mtime == made_at  # nothing was made again

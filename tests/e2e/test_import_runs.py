@@ -1,6 +1,6 @@
 """Points run outside the workflow (a GPU machine without Snakemake) come back as records: a real
 NEST point run by its child process alone, and a run that was killed, imported with
-`python -m snnbench.import_runs`; the workflow then counts them as done and collects them."""
+`python -m snnbench.results.import_runs`; the workflow then counts them as done and collects them."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_runs_made_without_the_workflow_become_records_it_collects(workflow_copy
     (runs / killed / "log.txt").write_text("building the network ...\n")
     (runs / killed / "exit_status").write_text("124\n")
 
-    args = ["-m", "snnbench.import_runs", "runs", "--configfile", str(config), "--gpu", "none (a CPU point)"]
+    args = ["-m", "snnbench.results.import_runs", "runs", "--configfile", str(config), "--gpu", "none (a CPU point)"]
     imported = _python(workflow_copy, *args)
     assert imported.returncode == 0, imported.stderr[-2000:]
     assert f"{done}: ok" in imported.stdout

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import TINY, copy_workflow, snakemake
-from snnbench.regression import NO_REFERENCE
+from snnbench.results.regression import NO_REFERENCE
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,9 @@ import json
 import pytest
 import yaml
 from conftest import copy_workflow, snakemake
-from snnbench import environments, table
+from snnbench import environments
 from snnbench.network.models.pd14 import estimate_mem_mb
+from snnbench.records import columns
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,7 +46,7 @@ def ranks_and_threads(tmp_path_factory) -> tuple[dict, dict]:
         rec = json.loads((workdir / RECORD.format(*shape)).read_text())
         # Snakemake's measurement of the whole job (ranks, the wrapper, mpirun) beside the record.
         benchmark = workdir / RECORD.format(*shape).replace("results/", "benchmarks/execute/", 1)
-        rec["job_benchmark"] = table.read_benchmark_row(benchmark.parent.with_suffix(".tsv"))
+        rec["job_benchmark"] = columns.read_benchmark_row(benchmark.parent.with_suffix(".tsv"))
         records.append(rec)
     return tuple(records)
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from conftest import REPO, copy_workflow
-from snnbench import before_jobs
+from snnbench.planning import before_jobs
 
 
 def test_the_python_of_a_path_with_a_space_is_refused():

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow, experiment, run_first_point, snakemake, validated
-from snnbench import config as snnconfig
-from snnbench import environments, figures
+from snnbench import environments, figures, planning
 from snnbench.network import simulators
 from snnbench.network.models import pd14
 
@@ -26,7 +25,7 @@ ENV = {"OMP_NUM_THREADS": "1"}
 
 def test_pynn_points_run_in_the_main_environment_or_nest_mpi(tmp_path):
     cfg = validated(experiment(simulators=["pynn-nest"], resources={"ranks_per_node": [1, 2], "threads_per_rank": [1]}))
-    one_rank, two_ranks = snnconfig.expand_points(cfg["experiments"][0])
+    one_rank, two_ranks = planning.expand_points(cfg["experiments"][0])
     assert simulators.environment_for(one_rank) == "pynn-nest" and "pynn-nest" in environments.MAIN
     assert simulators.python_for(one_rank, repo=tmp_path) == sys.executable
     assert simulators.environment_for(two_ranks) == "nest-mpi"  # the lead's MPI build, with PyNN's pins
@@ -106,7 +105,7 @@ def test_same_synapses_per_projection_as_pynest():
             seeds=[3],
         )
     )
-    nest_spec, pynn_spec = snnconfig.expand_points(cfg["experiments"][0])
+    nest_spec, pynn_spec = planning.expand_points(cfg["experiments"][0])
     native, pynn = count_synapses(nest_spec), count_synapses(pynn_spec)
     configured = pd14.derive(0.01, 0.1).num_synapses  # [target, source]
     assert np.array_equal(native["kernel"], configured)

@@ -35,8 +35,8 @@ from conftest import (
     validated,
 )
 from snnbench import environments
-from snnbench.config import estimate_mem_mb, expand_points
 from snnbench.network.models import hpc_benchmark as hpc
+from snnbench.planning.experiments import estimate_mem_mb, expand_points
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +63,7 @@ def shared_checkout(source: Path, name: str) -> Path:
     dest = SHARED.parent / "checkouts" / name
     keep = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "__pycache__", ".*_cache", ".git")
     shutil.copytree(source, dest, ignore=keep, dirs_exist_ok=True)
-    for command in (["make", "env"], [".venv/bin/python", "-m", "snnbench.build_env", *POINT_ENVIRONMENTS]):
+    for command in (["make", "env"], [".venv/bin/python", "-m", "snnbench.environments.maker", *POINT_ENVIRONMENTS]):
         made = subprocess.run(command, cwd=dest, capture_output=True, text=True, timeout=1800)
         assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"
     return dest

@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, snakemake
-from snnbench import config as snnconfig
-from snnbench import gpu
+from snnbench import planning
+from snnbench.machine import gpu
 from snnbench.training import equivalence
 from snnbench.training import execute as training_execute
 from snnbench.training import family as figures
@@ -85,7 +85,7 @@ def small_spec(framework="torch", **block) -> dict:
         "model": "snn-training",
         "snn_training": {"frameworks": [framework], "n": [128], "T": [50], "batch": [4], "threads": 1, **block},
     }
-    return snnconfig.expand_points(validated(exp)["experiments"][0])[0]
+    return planning.expand_points(validated(exp)["experiments"][0])[0]
 
 
 def test_timing_driver_measures_a_real_training_step(tmp_path):

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
 from snnbench import figures
-from snnbench.failed import failed_records
 from snnbench.network import validation
 from snnbench.network.models import pd14
+from snnbench.tables.failed import failed_records
 
 pytestmark = pytest.mark.slow
 

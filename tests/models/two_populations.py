@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from snnbench.network.models.base import NetworkModel, Size
-from snnbench.network.simulators.nest import NestBackend
+from snnbench.network.simulators.nest.pd14 import NestBackend
 
 POPULATIONS = ("E", "I")
 FULL_SIZE = (800, 200)  # neurons per population at neuron_scale 1

@@ -8,13 +8,14 @@ import tarfile
 
 import pandas as pd
 import pytest
-from snnbench import archive, collect, regression, report
-from snnbench import config as snnconfig
+from snnbench import planning
 from snnbench.dev import synthetic
+from snnbench.results import archive, regression, report
+from snnbench.tables import collect
 from test_figures import BOUNDS, TOLERANCE
 
 EXPERIMENT = synthetic.experiment(name="shared", threads=(1, 2), seeds=(1, 2))
-SPECS = snnconfig.expand_points(EXPERIMENT)
+SPECS = planning.expand_points(EXPERIMENT)
 FAILED = SPECS[1]["path"]
 IMPLAUSIBLE = SPECS[2]["path"]
 

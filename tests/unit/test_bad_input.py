@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import config_problems, experiment, snakemake, validated
-from snnbench import config as snnconfig
-from snnbench import config_check, jsonfile
-from snnbench.failed import failed_records
+from snnbench import jsonfile, planning
 from snnbench.network import validation_plan
+from snnbench.planning import check
+from snnbench.tables.failed import failed_records
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def test_workflow_names_the_config_file_before_any_job(workflow_copy):
 
 def test_planning_is_linear_in_seeds():
     """Each point's validation waits on a bounded number of its seed peers, not on all of them."""
-    specs = snnconfig.expand_points(validated(experiment(seeds=list(range(1, 501))))["experiments"][0])
+    specs = planning.expand_points(validated(experiment(seeds=list(range(1, 501))))["experiments"][0])
     peers = validation_plan.seed_peer_index(specs, max_peers=4)
     assert all(len(p) == 4 and len(set(p)) == 4 for p in peers.values())
     assert all(path not in p for path, p in peers.items())
@@ -155,7 +155,7 @@ def test_unreadable_config_file_is_named_with_its_line(workflow_copy, monkeypatc
     monkeypatch.chdir(workflow_copy)
     Path("config/bad.yaml").write_text(text)
     # Given with --configfile, Snakemake reads it before the workflow: the checker names it.
-    assert config_check.main(["config/bad.yaml"]) == 1
+    assert check.main(["config/bad.yaml"]) == 1
     assert capsys.readouterr().out.startswith(says)
     # As the workflow's own config file, the workflow names it before any job.
     Path("config/config.yaml").write_text(text)
@@ -168,8 +168,9 @@ def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch)
     a validation result without its rows) is named with what is wrong and set aside like a file
     cut short; a file of the right shape stays."""
     import numpy as np
-    from snnbench import before_jobs, planning
+    from snnbench import planning
     from snnbench.dev.synthetic import make_record
+    from snnbench.planning import before_jobs
 
     monkeypatch.chdir(tmp_path)
     campaign = planning.plan({"experiments": [experiment()]})
@@ -204,7 +205,7 @@ def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch)
 
 
 def test_node_local_paths_are_named():
-    from snnbench.before_jobs import CannotRun, refuse_node_local
+    from snnbench.planning.before_jobs import CannotRun, refuse_node_local
 
     needed = {"the results folder": "/scratch/tmpx/results", "the working directory": "/tmp/wf"}
     with pytest.raises(CannotRun) as refused:

@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import experiment, validated
-from snnbench import config as snnconfig
-from snnbench import families
+from snnbench import families, planning
 from snnbench.network.models import pd14
 from snnbench.network.simulators import SIMULATORS, environment_for
 from snnbench.network.simulators.brian2.delays import binned_delay_steps, delay_bins
@@ -124,7 +123,7 @@ def test_brian2_points_get_their_environment_gpus_and_options():
         resources={"threads_per_rank": [1]},
         brian2={"delay_bins": 8},
     )
-    specs = {s["simulator"]: s for s in snnconfig.expand_points(validated(exp)["experiments"][0])}
+    specs = {s["simulator"]: s for s in planning.expand_points(validated(exp)["experiments"][0])}
     assert "gpus" not in specs["nest"]["resources"] and "simulator_options" not in specs["nest"]
     assert gpus_of(specs["nest"]) == 0 and gpus_of(specs["brian2-cpp"]) == 0
     assert gpus_of(specs["brian2-genn"]) == 1 and gpus_of(specs["brian2-cuda"]) == 1
@@ -132,7 +131,7 @@ def test_brian2_points_get_their_environment_gpus_and_options():
     assert specs["brian2-cpp"]["path"] == "results/unit/brian2-cpp/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
     assert {environment_for(s) for s in specs.values()} == {"nest", "brian2", "brian2genn", "brian2cuda"}
     defaults = validated(experiment(simulators=["brian2-genn-cpu"]))["experiments"][0]
-    assert snnconfig.expand_points(defaults)[0]["simulator_options"]["delay_bins"] == 4
+    assert planning.expand_points(defaults)[0]["simulator_options"]["delay_bins"] == 4
     assert set(SIMULATORS) >= {"brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda"}
 
 
@@ -193,7 +192,7 @@ def test_build_flags_name_only_environment_folders_with_headers_or_libraries(tmp
     (conda / "lib" / "libgsl.so.27").write_text("")
     assert environment_folders(str(conda)) == ([str(conda / "include")], [str(conda / "lib")])
     # The build key holds the environment's content, not its path.
-    spec = snnconfig.expand_points(validated(experiment(simulators=["brian2-cpp"]))["experiments"][0])[0]
+    spec = planning.expand_points(validated(experiment(simulators=["brian2-cpp"]))["experiments"][0])[0]
     here = build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.9"})
     monkeypatch.setattr(sys, "prefix", str(venv))
     assert build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.9"}) == here

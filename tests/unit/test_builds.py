@@ -10,17 +10,18 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import config_problems, experiment, validated
-from snnbench import build_env, builds, environments, families, regression
-from snnbench import config as snnconfig
+from snnbench import environments, families, planning
+from snnbench.environments import builds, maker
+from snnbench.results import regression
 
 WHEELS = {"nest-3.9": {"pip": "nest-simulator==3.9.0.post0.dev14"}, "nest-3.10.0": {"pip": "nest-simulator==3.10.0"}}
 
 
 def test_points_of_builds_live_at_simulator_at_build_and_others_keep_their_paths():
-    plain = snnconfig.expand_points(validated(experiment())["experiments"][0])
+    plain = planning.expand_points(validated(experiment())["experiments"][0])
     assert plain[0]["path"] == "results/unit/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
     assert all("build" not in spec for spec in plain)
-    specs = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])
+    specs = planning.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])
     assert len(specs) == 2 * len(plain)
     assert {s["path"].split("/")[2] for s in specs} == {"nest@nest-3.9", "nest@nest-3.10.0"}
     regex = families.get("pd14").point_regex_str()
@@ -111,7 +112,7 @@ def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds(
 def test_a_point_of_a_build_runs_in_the_checkouts_link_of_it(tmp_path, monkeypatch):
     from snnbench.network.simulators import EnvironmentMissing, python_for
 
-    spec = snnconfig.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
+    spec = planning.expand_points(validated(experiment(builds=WHEELS))["experiments"][0])[0]
     name = builds.linked_name(spec["build"])
     assert name == f"build-{spec['build']['key']}"
     with pytest.raises(EnvironmentMissing, match=r"rules build_environment and link_environment"):
@@ -135,11 +136,11 @@ def test_a_failed_build_names_itself_and_leaves_nothing(tmp_path, monkeypatch):
 
     def failing(command, log, what, env=None):
         builds.directory(build).mkdir(parents=True, exist_ok=True)
-        raise build_env.BuildFailed(f"{what} failed (exit code 1)")
+        raise maker.BuildFailed(f"{what} failed (exit code 1)")
 
-    monkeypatch.setattr(build_env, "_run", failing)
-    with pytest.raises(build_env.BuildFailed, match=r"build nest@bad \(experiment x\) \(nest-simulator==0.0.1"):
-        build_env.make(build, ["nest@bad (experiment x)"], tmp_path / "log")
+    monkeypatch.setattr(maker, "_run", failing)
+    with pytest.raises(maker.BuildFailed, match=r"build nest@bad \(experiment x\) \(nest-simulator==0.0.1"):
+        maker.make(build, ["nest@bad (experiment x)"], tmp_path / "log")
     assert not builds.directory(build).exists() and not builds.marker(build).exists()
     assert "build nest@bad" in (tmp_path / "log").read_text()
 
@@ -194,7 +195,7 @@ def test_the_build_rule_sees_content_only_and_a_failure_names_every_use():
     (label, build), _ = families.get("pd14").builds(config["experiments"][0])
     assert label == "nest@nest-3.9" and "name" not in builds.content(build)
     assert builds.content(build)["key"] == build["key"]
-    assert snnconfig.build_labels(config, build["key"]) == [
+    assert planning.build_labels(config, build["key"]) == [
         "nest@again (experiment other)",
         "nest@nest-3.9 (experiment unit)",
     ]

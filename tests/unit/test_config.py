@@ -7,9 +7,9 @@ import pytest
 import yaml
 from conftest import REPO, experiment, validated
 from snakemake.utils import validate
-from snnbench import config as snnconfig
-from snnbench import config_check, families, planning, schemas
+from snnbench import families, planning, schemas
 from snnbench.network.family import fmt_scale
+from snnbench.planning import check
 
 
 @pytest.mark.parametrize(
@@ -68,7 +68,7 @@ def test_repeated_seeds_rejected():
 
 def test_strong_scaling_points():
     exp = validated(experiment(resources={"threads_per_rank": [1, 2, 4], "ranks_per_node": [1, 2]}, seeds=[1, 2]))
-    points = snnconfig.expand_points(exp["experiments"][0])
+    points = planning.expand_points(exp["experiments"][0])
     assert len(points) == 3 * 2 * 2
     assert {p["model"]["neuron_scale"] for p in points} == {0.02}
     vps = sorted({(p["resources"]["ranks"], p["resources"]["virtual_processes"]) for p in points})
@@ -84,7 +84,7 @@ def test_weak_scaling_grows_neurons_with_vps():
         resources={"threads_per_rank": [1, 2], "ranks_per_node": [1, 3]},
         pd14={"neuron_scale_per_vp": 0.01, "indegree_scale": 0.05},
     )
-    points = snnconfig.expand_points(validated(exp)["experiments"][0])
+    points = planning.expand_points(validated(exp)["experiments"][0])
     scale = {p["resources"]["virtual_processes"]: p["model"]["neuron_scale"] for p in points}
     assert scale == {1: 0.01, 2: 0.02, 3: 0.03, 6: 0.06}  # exact decimals, no 0.030000000000000002
     assert all(p["model"]["indegree_scale"] == 0.05 for p in points)
@@ -99,10 +99,10 @@ def test_spec_does_not_change_when_unrelated_settings_change():
     changed["seeds"] = [1, 2]
     changed["time_limit_min"] = 1
     changed["description"] = "edited"
-    before = {p["path"]: p for p in snnconfig.expand_points(base)}
-    after = {p["path"]: p for p in snnconfig.expand_points(changed)}
+    before = {p["path"]: p for p in planning.expand_points(base)}
+    after = {p["path"]: p for p in planning.expand_points(changed)}
     assert all(after[path] == spec for path, spec in before.items())
-    assert snnconfig.time_limit_s(validated(changed), after[next(iter(after))]) == 60.0
+    assert planning.time_limit_s(validated(changed), after[next(iter(after))]) == 60.0
 
 
 def test_fmt_scale():
@@ -120,9 +120,8 @@ def test_default_config_and_experiment_files_are_valid(monkeypatch):
     """Each as the workflow reads it: on top of config/config.yaml."""
     monkeypatch.chdir(REPO)
     for path in ["config/config.yaml", *sorted(map(str, Path("config/experiments").glob("*.yaml")))]:
-        assert config_check.check([path]) == [], path
-        files = list(dict.fromkeys(["config/config.yaml", path]))
-        assert planning.plan(config_check.read(files), files).points, path
+        assert check.check([path]) == [], path
+        assert planning.plan_files([path]).points, path
 
 
 def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch, tmp_path):
@@ -134,7 +133,7 @@ def test_defaults_are_those_snakemakes_validate_fills_in(monkeypatch, tmp_path):
     composed.write_text(yaml.safe_dump(families.config_schema()))
     examples = [[experiment()], [experiment(builds={"b": {"pip": "nest-simulator==3.10.0"}})]]
     configs = [{"experiments": copy.deepcopy(e)} for e in examples]
-    configs += [config_check.read(["config/config.yaml", str(p)]) for p in Path("config/experiments").glob("*.yaml")]
+    configs += [planning.read_config(["config/config.yaml", str(p)]) for p in Path("config/experiments").glob("*.yaml")]
     for config in configs:
         theirs = copy.deepcopy(config)
         validate(theirs, str(composed))

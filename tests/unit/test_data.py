@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import experiment, validated
-from snnbench import config as snnconfig
-from snnbench import families, figures, planning, record
+from snnbench import families, figures, planning
 from snnbench.data import spec as data_spec
 from snnbench.data import summary
 from snnbench.data.synthetic import SyntheticSHD
+from snnbench.records import record
 
 
 def data_experiment(**block) -> dict:
@@ -24,7 +24,7 @@ def test_defaults_and_points():
     cfg = validated(data_experiment(workers=[0, 2], tensors=["dense", "sparse"]))
     block = cfg["experiments"][0]["snn_data"]
     assert block["datasets"] == ["synthetic"] and block["epochs"] == 3 and block["models"] == ["lif"]
-    points = snnconfig.expand_points(cfg["experiments"][0])
+    points = planning.expand_points(cfg["experiments"][0])
     assert len(points) == 2 * 2 * 2  # strategies x workers x tensors
     paths = {p["path"] for p in points}
     assert "results/load/synthetic/disk_sparse_w2_pageable_pf2/lif_cpu_B64/seed1" in paths
@@ -34,14 +34,14 @@ def test_defaults_and_points():
 
 def test_prefetching_without_workers_is_one_point():
     cfg = validated(data_experiment(prefetch_factor=[2, 4], workers=[0, 1]))
-    paths = sorted(p["path"] for p in snnconfig.expand_points(cfg["experiments"][0]))
+    paths = sorted(p["path"] for p in planning.expand_points(cfg["experiments"][0]))
     assert len(paths) == 2 * (1 + 2)  # w0: no prefetching; w1: pf2 and pf4
     assert sum("_w0_" in p for p in paths) == 2
 
 
 def test_gpu_strategy_only_on_cuda_points_and_needs_cuda():
     cfg = validated(data_experiment(strategies=["naive", "gpu"], devices=["cpu", "cuda"]))
-    points = snnconfig.expand_points(cfg["experiments"][0])
+    points = planning.expand_points(cfg["experiments"][0])
     assert {(p["loader"]["strategy"], p["device"]) for p in points} == {
         ("naive", "cpu"),
         ("naive", "cuda"),
@@ -55,7 +55,7 @@ def test_real_dataset_needs_a_root():
     with pytest.raises(planning.ConfigRefused, match="data_root"):
         validated(data_experiment(datasets=["shd"]))
     cfg = validated(data_experiment(datasets=["shd"], data_root="/nowhere"))
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
+    spec = planning.expand_points(cfg["experiments"][0])[0]
     assert spec["dataset"]["classes"] == 20
     assert data_spec.missing_files(spec["dataset"]) == ["/nowhere/SHD/shd_train.h5.zip", "/nowhere/SHD/shd_train.h5"]
 
@@ -83,12 +83,12 @@ def test_repeated_values_are_refused():
 
 def test_all_families_side_by_side():
     cfg = validated(experiment(), data_experiment())
-    kinds = {p.get("model_name") for p in snnconfig.all_points(cfg).values()}
+    kinds = {p.get("model_name") for p in planning.all_points(cfg).values()}
     assert kinds == {"pd14", "snn-data"}
 
 
 def test_skip_reasons():
-    spec = snnconfig.expand_points(validated(data_experiment(devices=["cuda"]))["experiments"][0])[0]
+    spec = planning.expand_points(validated(data_experiment(devices=["cuda"]))["experiments"][0])[0]
     assert data_spec.skip_reason(spec, False, "none here").startswith("no GPU")
     assert data_spec.skip_reason(spec, True) is None
     assert data_spec.skip_reason({**spec, "device": "cpu"}, False) is None
@@ -109,7 +109,7 @@ def test_synthetic_dataset_is_seeded_and_shd_shaped():
 
 def fake_record(strategy: str, framework: str, seed: int, later: float, status: str = "ok") -> dict:
     cfg = validated({**data_experiment(strategies=[strategy], models=[framework]), "seeds": [seed]})
-    spec = snnconfig.expand_points(cfg["experiments"][0])[0]
+    spec = planning.expand_points(cfg["experiments"][0])[0]
     rec = record.new(spec, [])
     rec["status"], rec["wall_time_s"] = status, 1.0
     if status != "ok":

@@ -8,7 +8,8 @@ import shutil
 import sys
 
 import pytest
-from snnbench import build_env, environments, paths
+from snnbench import environments, paths
+from snnbench.environments import maker
 
 
 @pytest.fixture
@@ -79,12 +80,12 @@ def test_a_checkout_uses_its_link_only_for_todays_key(tmp_path, monkeypatch):
 
 def test_python_of_another_version_is_found_or_named():
     major_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
-    found = build_env.find_python(major_minor)
+    found = maker.find_python(major_minor)
     assert shutil.which(found) or found.endswith(f"python{major_minor}")
-    with pytest.raises(build_env.BuildFailed, match=r"Python 2.1 is not installed"):
-        build_env.find_python("2.1")
+    with pytest.raises(maker.BuildFailed, match=r"Python 2.1 is not installed"):
+        maker.find_python("2.1")
 
 
 def test_make_env_names_an_unknown_environment(capsys):
-    assert build_env.main(["brain2"]) == 2
+    assert maker.main(["brain2"]) == 2
     assert "no environment brain2 (envs/<name>.yaml): known are brian2, brian2cuda" in capsys.readouterr().err

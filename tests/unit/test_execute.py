@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import experiment, run_first_point, validated
-from snnbench import config as snnconfig
-from snnbench import environments, supervise
+from snnbench import environments, planning
 from snnbench.network import execute, simulators
+from snnbench.run import supervise
 
 
 def run(command, tmp_path, limit=30.0):
@@ -65,7 +65,7 @@ def alive(pid: int) -> bool:
 
 def test_multi_rank_point_without_mpi_fails_early(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no mpirun anywhere
-    spec = snnconfig.expand_points(
+    spec = planning.expand_points(
         validated(experiment(resources={"ranks_per_node": [2], "threads_per_rank": [1]}))["experiments"][0]
     )[0]
     with pytest.raises(supervise.PointFailed, match="2-rank point needs an MPI launcher"):
@@ -77,7 +77,7 @@ def test_multi_rank_point_without_mpi_fails_early(tmp_path, monkeypatch):
 
 
 def test_environment_follows_simulator_and_shape(tmp_path, monkeypatch):
-    one_rank, two_ranks = snnconfig.expand_points(
+    one_rank, two_ranks = planning.expand_points(
         validated(experiment(resources={"ranks_per_node": [1, 2], "threads_per_rank": [1]}))["experiments"][0]
     )
     assert simulators.environment_for(one_rank) == "nest"

@@ -9,17 +9,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import BOUNDS
-from snnbench import collect, families, figures
-from snnbench import config as snnconfig
+from snnbench import families, figures, planning
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import PHASES
 from snnbench.schemas import schema_default
+from snnbench.tables import collect
 
 TOLERANCE = {"ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
 EXPERIMENT = synthetic.experiment(simulators=("nest", "brian2-cpp"), threads=(1, 2, 4, 8), seeds=(1, 2, 3))
-SPECS = snnconfig.expand_points(EXPERIMENT)
+SPECS = planning.expand_points(EXPERIMENT)
 FAILED = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 1)
 IMPLAUSIBLE = next(s["path"] for s in SPECS if s["simulator"] == "nest" and s["resources"]["virtual_processes"] == 2)
 OFF_REFERENCE = next(s["path"] for s in SPECS if s["simulator"] == "brian2-cpp" and s["seed"] == 3)

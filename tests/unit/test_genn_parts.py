@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import config_problems, experiment, validated
-from snnbench import config as snnconfig
-from snnbench import environments
+from snnbench import environments, planning
 from snnbench.network.models import pd14
 from snnbench.network.simulators import environment_for, genn
 
@@ -37,7 +36,7 @@ def test_delays_in_steps_and_the_delay_buffer():
 
 
 def test_the_build_key_follows_what_the_generated_code_depends_on():
-    spec = snnconfig.expand_points(validated(experiment(simulators=["genn-cpu"]))["experiments"][0])[0]
+    spec = planning.expand_points(validated(experiment(simulators=["genn-cpu"]))["experiments"][0])[0]
     key = genn.build_key(spec, "/env")
     assert genn.build_key({**spec, "seed": spec["seed"] + 1}, "/env") != key  # the seed is compiled in
     procedural = {**spec, "simulator_options": {"procedural_connectivity": True}}
@@ -52,16 +51,16 @@ def test_the_build_key_follows_what_the_generated_code_depends_on():
 
 def test_genn_points_get_their_options_gpus_and_environment():
     exp = experiment(simulators=["nest", "genn", "genn-cpu"])
-    specs = {s["simulator"]: s for s in snnconfig.expand_points(validated(exp)["experiments"][0])}
+    specs = {s["simulator"]: s for s in planning.expand_points(validated(exp)["experiments"][0])}
     assert specs["genn"]["resources"]["gpus"] == 1 and "gpus" not in specs["genn-cpu"]["resources"]
     procedural = validated(experiment(simulators=["genn"], genn={"procedural_connectivity": True}))
-    assert snnconfig.expand_points(procedural["experiments"][0])[0]["simulator_options"] == {
+    assert planning.expand_points(procedural["experiments"][0])[0]["simulator_options"] == {
         "procedural_connectivity": True
     }
     assert "simulator_options" not in specs["nest"]
     assert environment_for(specs["genn"]) == environment_for(specs["genn-cpu"]) == "pygenn"
     defaults = validated(experiment(simulators=["genn-cpu"]))["experiments"][0]
-    assert snnconfig.expand_points(defaults)[0]["simulator_options"] == {"procedural_connectivity": False}
+    assert planning.expand_points(defaults)[0]["simulator_options"] == {"procedural_connectivity": False}
     assert (
         pd14.PD14.builders["genn"] == pd14.PD14.builders["genn-cpu"] == "snnbench.network.simulators.genn:GennBackend"
     )
@@ -78,7 +77,7 @@ def test_threads_per_spike_are_taken_only_with_procedural_connectivity():
     chosen = validated(
         experiment(simulators=["genn"], genn={"procedural_connectivity": True, "procedural_threads_per_spike": 32})
     )
-    assert snnconfig.expand_points(chosen["experiments"][0])[0]["simulator_options"] == {
+    assert planning.expand_points(chosen["experiments"][0])[0]["simulator_options"] == {
         "procedural_connectivity": True,
         "procedural_threads_per_spike": 32,
     }

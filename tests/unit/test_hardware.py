@@ -9,7 +9,8 @@ import socket
 
 import pytest
 from conftest import experiment, run_first_point, validated
-from snnbench import hardware, report
+from snnbench.machine import hardware
+from snnbench.results import report
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from snnbench.dev import hpc_weak
 from snnbench.network import activity
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.network.models import pd14
-from snnbench.network.simulators.brian2_pd14 import MEMBRANE, membrane_constants
-from snnbench.network.simulators.nest import neuron_params
+from snnbench.network.simulators.brian2.pd14 import MEMBRANE, membrane_constants
+from snnbench.network.simulators.nest.pd14 import neuron_params
 
 
 def block_experiment(**block) -> dict:
@@ -63,7 +63,7 @@ def test_weights_that_did_not_move_make_the_activity_implausible():
 
 
 def test_fixed_indegree_draws_the_in_degree_without_autapses():
-    from snnbench.network.simulators.brian2_hpc_benchmark import fixed_indegree
+    from snnbench.network.simulators.brian2.hpc_benchmark import fixed_indegree
 
     rng = np.random.default_rng(1)
     i, j = fixed_indegree(rng, 50, 50, 120, same=True)
@@ -120,10 +120,11 @@ def test_the_weight_figure_is_the_models_and_draws_the_histograms(tmp_path):
         merged = hpc.merge_weights(
             [hpc.weight_summary(np.random.default_rng(1).normal(100, spread, 500), initial)], 100
         )
-        rows.append({"simulator": simulator, "valid": True, "neuron_scale": 0.2, "shape": "1x1x1"})
+        row = {"simulator": simulator, "model_name": "hpc_benchmark", "valid": True, "neuron_scale": 0.2}
+        rows.append({**row, "shape": "1x1x1"})
         rows[-1].update(hpc.HpcBenchmark().table_columns({"ee_weights_pA": merged}))
     points = pd.DataFrame(rows)
-    assert figures.plasticity.summed_histogram(points["ee_weight_histogram"]).sum() == 1000
+    assert figures.plasticity.summed_histogram(points["ee_weight_histogram"], hpc.WEIGHT_BINS_RELATIVE).sum() == 1000
     fig = figures.draw(["ee_weight_distribution"], figures.Data(points), png=str(tmp_path / "w.png"))
     assert (tmp_path / "w.png").stat().st_size > 0
     assert len(fig.axes[0].patches) == 2  # one histogram per series

@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import config_problems, experiment
-from snnbench import collect, figures, hardware, regression
-from snnbench import config as snnconfig
+from snnbench import figures, planning
 from snnbench.dev import synthetic
-from snnbench.table import machine_name
+from snnbench.machine import hardware
+from snnbench.records.columns import machine_name
+from snnbench.results import regression
+from snnbench.tables import collect
 from test_figures import BOUNDS, TOLERANCE
 
 EXPERIMENT = synthetic.experiment(name="machines", threads=(1, 2), seeds=(1, 2))
@@ -117,5 +119,5 @@ def test_figures_split_by_machine(tables):
     assert figures.by_machine(one, "simulator") == (one, "simulator")
     both, series = figures.by_machine(pd.concat([one, tables["other"]]), "simulator")
     assert sorted(set(both[series])) == ["nest @ alpha:cpu", "nest @ beta:gpu"]
-    specs = snnconfig.expand_points(EXPERIMENT)
+    specs = planning.expand_points(EXPERIMENT)
     assert len(both) == 2 * len(specs)

@@ -7,8 +7,10 @@ import os
 
 import pytest
 from conftest import MPI_MODULE, NEST_MODULE, config_problems, experiment, module_tree, validated
-from snnbench import before_jobs, builds, modules, planning
-from snnbench import config as snnconfig
+from snnbench import planning
+from snnbench.environments import builds
+from snnbench.machine import lmod
+from snnbench.planning import before_jobs
 
 
 @pytest.fixture
@@ -22,7 +24,7 @@ def site(tree, *names) -> dict:
 
 def test_a_module_build_plans_its_points_and_no_environment(tree):
     config = validated(experiment(builds=site(tree)))
-    specs = snnconfig.expand_points(config["experiments"][0])
+    specs = planning.expand_points(config["experiments"][0])
     assert {s["path"].split("/")[2] for s in specs} == {"nest@site"}
     assert specs[0]["build"] == {"name": "site", "modules": [NEST_MODULE], "modulepath": [str(tree)]}
     assert planning.plan(config).environments_to_make == {}
@@ -36,7 +38,7 @@ def test_a_missing_module_is_refused_naming_the_build_and_the_module(tree):
 
 def test_module_builds_need_lmod(tree, monkeypatch):
     monkeypatch.setenv("LMOD_CMD", str(tree / "no-lmod"))
-    monkeypatch.setattr(modules, "LMOD_DEFAULT", str(tree / "no-lmod"))
+    monkeypatch.setattr(lmod, "LMOD_DEFAULT", str(tree / "no-lmod"))
     found = config_problems(experiment(builds=site(tree)))
     assert len(found) == 1 and "builds.site.modules: module builds need Lmod" in found[0], found
 
@@ -63,14 +65,14 @@ def test_mpi_points_may_use_a_module_build(tree):
 def test_loading_records_the_modules_with_their_dependencies(tree, monkeypatch):
     monkeypatch.delenv("MODULEPATH", raising=False)
     build = builds.point_build("nest", "nest-simulator", "site", site(tree)["site"])
-    environ, loaded = modules.load(build)
+    environ, loaded = lmod.load(build)
     assert loaded["loaded"] == [MPI_MODULE, NEST_MODULE]  # name/version, the dependency first
     assert loaded["module_list"] == [MPI_MODULE, NEST_MODULE]  # `module -t list`
     assert loaded["files"] == [str(tree / f"{MPI_MODULE}.lua"), str(tree / f"{NEST_MODULE}.lua")]
     assert loaded["modulepath"] == str(tree) and loaded["lmod_version"]
-    assert environ["NEST_MODULE"] == "1" and modules.python(environ).startswith(environ["PATH"].split(":")[0])
-    with pytest.raises(modules.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
-        modules.load(dict(build, modules=["nest/9.9"]))
+    assert environ["NEST_MODULE"] == "1" and lmod.python(environ).startswith(environ["PATH"].split(":")[0])
+    with pytest.raises(lmod.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
+        lmod.load(dict(build, modules=["nest/9.9"]))
 
 
 def test_a_module_tree_the_nodes_cannot_see_is_refused_under_a_cluster(tree):

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, experiment, validated
-from snnbench import config as snnconfig
-from snnbench import energy, figures, planning
+from snnbench import figures, planning
+from snnbench.machine import energy
 from snnbench.network import race
 
 PRESETS = ["race-accuracy.yaml", "race-performance.yaml", "race-tiny.yaml"]
@@ -30,7 +30,7 @@ def test_presets_validate_and_expand_with_their_recipe(name):
     cfg = yaml.safe_load((REPO / "config/experiments" / name).read_text())
     cfg = validated(*cfg["experiments"])
     for exp in cfg["experiments"]:
-        specs = snnconfig.expand_points(exp)
+        specs = planning.expand_points(exp)
         assert specs and all(s["race"]["recipe"] == exp["race"]["recipe"] for s in specs)
         if exp["race"]["recipe"] == "performance":
             assert exp["pd14"]["record_spikes"] is False
@@ -46,7 +46,7 @@ def test_full_presets_follow_the_checklist():
 def test_tiny_preset_names_its_deviations():
     cfg = yaml.safe_load((REPO / "config/experiments/race-tiny.yaml").read_text())
     perf = validated(*cfg["experiments"])["experiments"][1]
-    spec = snnconfig.expand_points(perf)[0]
+    spec = planning.expand_points(perf)[0]
     assert spec["race"]["accuracy_experiment"] == "race-tiny-accuracy"
     assert "model time 1000 ms < 10000 ms" in spec["race"]["deviations"]
     assert "not full scale" in spec["race"]["deviations"]
@@ -59,7 +59,7 @@ def test_performance_recipe_that_records_spikes_is_refused():
 
 
 def test_experiments_without_race_keep_their_specs():
-    assert all("race" not in s for s in snnconfig.expand_points(validated(experiment())["experiments"][0]))
+    assert all("race" not in s for s in planning.expand_points(validated(experiment())["experiments"][0]))
 
 
 # --- energy readers on fake counters

@@ -5,9 +5,9 @@ import copy
 import jsonschema
 import numpy as np
 import pytest
-from snnbench import record
 from snnbench.network import ranks
 from snnbench.network.simulators.base import PHASES
+from snnbench.records import record
 
 
 def rank(r, n, scale=1.0, rss=100.0):

@@ -1,4 +1,4 @@
-"""Third-party sources (snnbench.sources): the files' digest of differently made archives, lookup
+"""Third-party sources (snnbench.environments.sources): the files' digest of differently made archives, lookup
 and download through a real HTTP server (Python's http.server on 127.0.0.1), refusals that say what
 to do, and an environment's build stopping at its start without its source."""
 
@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from snnbench import build_env, environments, sources
+from snnbench import environments
+from snnbench.environments import maker, sources
 
 FILES = {"README": b"a tiny release\n", "src/main.c": b"int main(void) { return 0; }\n", "bin/run.sh": b"#!/bin/sh\n"}
 
@@ -278,10 +279,10 @@ def test_a_build_without_its_source_stops_at_its_start(tiny_source, tmp_path, mo
     source, _ = tiny_source
     mirror.stop()
     monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "envs"))
-    build = {**build_env.named_build("pygenn"), "source": {"source": source.name, "files_sha256": "0" * 64}}
+    build = {**maker.named_build("pygenn"), "source": {"source": source.name, "files_sha256": "0" * 64}}
     build["key"] = environments.content_key(build)
-    with pytest.raises(build_env.BuildFailed, match=r"environment pygenn .*source tiny-1.0: downloading .* failed"):
-        build_env.make(build, [], tmp_path / "build.log", settings=sources.Settings(mirror=mirror.url))
+    with pytest.raises(maker.BuildFailed, match=r"environment pygenn .*source tiny-1.0: downloading .* failed"):
+        maker.make(build, [], tmp_path / "build.log", settings=sources.Settings(mirror=mirror.url))
     assert not (tmp_path / "envs" / build["key"]).exists()
     assert "creating the environment" not in (tmp_path / "build.log").read_text()
 
@@ -292,7 +293,7 @@ def test_build_env_fetches_every_source_before_building(tiny_source, tmp_path, m
     monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "envs"))
     monkeypatch.setenv(sources.MIRROR_ENV, mirror.url)
     monkeypatch.setattr(environments, "source_name", lambda env: source.name if env == "pygenn" else None)
-    assert build_env.main(["brian2", "pygenn"]) == 1
+    assert maker.main(["brian2", "pygenn"]) == 1
     assert "source tiny-1.0: downloading" in capsys.readouterr().err
     assert not (tmp_path / "envs").exists()  # brian2, named first, was not built either
 

@@ -12,9 +12,11 @@ import pytest
 from conftest import SCHEMA, experiment, validated
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
-from snnbench import collect, families, gpu, planning, record
-from snnbench import config as snnconfig
+from snnbench import families, planning
 from snnbench.figures import training as training_figures
+from snnbench.machine import gpu
+from snnbench.records import record
+from snnbench.tables import collect
 from snnbench.training import equivalence, sanity
 from snnbench.training import execute as training_execute
 from snnbench.training import spec as training_spec
@@ -35,7 +37,7 @@ def test_training_experiment_defaults_and_points():
     assert block["devices"] == ["cpu"] and block["dtypes"] == ["float32"]
     assert block["repetitions"] == {"cpu": 5, "cuda": 20}
     assert cfg["experiments"][0]["seeds"] == [1]
-    points = snnconfig.expand_points(cfg["experiments"][0])
+    points = planning.expand_points(cfg["experiments"][0])
     assert len(points) == 2 * 2 * 2  # frameworks x loops x n
     paths = {p["path"] for p in points}
     assert "results/train/snntorch/cpu_float32_highest_index/n256_T100_B10/seed1" in paths
@@ -45,12 +47,12 @@ def test_training_experiment_defaults_and_points():
 
 def test_pd14_and_training_experiments_side_by_side():
     cfg = validated(experiment(), training_experiment(devices=["cpu", "cuda"]))
-    points = snnconfig.all_points(cfg)
+    points = planning.all_points(cfg)
     kinds = sorted({p.get("model_name") for p in points.values()})
     assert kinds == ["pd14", "snn-training"]
     cuda = [p for p in points.values() if p.get("device") == "cuda"]
     assert {p["timing"]["repetitions"] for p in cuda} == {20}
-    assert snnconfig.estimate_mem_mb(cuda[0]) > 1500
+    assert planning.estimate_mem_mb(cuda[0]) > 1500
 
 
 @pytest.mark.parametrize(
@@ -90,7 +92,7 @@ def test_repeated_grid_values_rejected():
 
 def point(framework="torch", device="cpu", time_loop="unbind") -> dict:
     cfg = validated(training_experiment(frameworks=[framework], devices=[device], time_loops=[time_loop]))
-    return snnconfig.expand_points(cfg["experiments"][0])[0]
+    return planning.expand_points(cfg["experiments"][0])[0]
 
 
 def test_skip_reasons():

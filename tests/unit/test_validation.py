@@ -156,12 +156,12 @@ def test_point_files_round_trip(tmp_path):
 
 
 def test_reference_and_seed_peers_from_the_config():
-    from snnbench import config as snnconfig
+    from snnbench import planning
     from snnbench.dev import synthetic
 
     strong = synthetic.experiment(name="s", simulators=("nest", "brian2-cpp"), threads=(2, 1), seeds=(7, 3))
     weak = synthetic.experiment(name="w", threads=(1, 2), seeds=(1, 2), scaling="weak")
-    specs = snnconfig.expand_points(strong) + snnconfig.expand_points(weak)
+    specs = planning.expand_points(strong) + planning.expand_points(weak)
     references = validation_plan.reference_index(specs, {"s": ["nest", "brian2-cpp"], "w": ["nest"]})
     assert len(references) == len(specs)
     first = "results/s/nest/nodes1_ranks1_threads1/N0.1_K0.1/seed3"

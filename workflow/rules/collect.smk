@@ -37,4 +37,4 @@ rule collect_all:
 # A job that did not finish (e.g. ended by SLURM) stops its experiment's collect: write its tables
 # from the records on disk instead, so that its failed points show.
 onerror:
-    write_unfinished_tables()
+    write_tables_after_errors()

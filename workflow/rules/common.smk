@@ -1,4 +1,4 @@
-# Helpers for the rules: the campaign planned once (snnbench.planning) and every input/param/resource
+# Helpers for the rules: the campaign planned once (snnbench.planning.campaign) and every input/param/resource
 # function. Rule files only declare rules. Nothing here names a benchmark family: each experiment's
 # family (snnbench.families) expands it into points and answers for them.
 from pathlib import Path
@@ -6,8 +6,10 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from snnbench import before_jobs, builds, environments, paths, planning, unfinished
-from snnbench import config as snnconfig
+from snnbench import environments, paths, planning
+from snnbench.environments import builds
+from snnbench.planning import before_jobs
+from snnbench.tables import onerror
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
 # naming the file, the key and what is allowed. A job that the executor starts (SLURM) reads this
@@ -71,7 +73,7 @@ def get_point_environment(wildcards):
     points rerun)."""
     spec = get_point_spec(wildcards)
     if "build" in spec and builds.is_modules(spec["build"]):
-        return []  # the site's modules, loaded by the point itself (snnbench.modules)
+        return []  # the site's modules, loaded by the point itself (snnbench.machine.lmod)
     environment = builds.linked_name(spec["build"]) if "build" in spec else CAMPAIGN.point_environment(spec)
     return [ancient(str(environments.link_marker(environment)))] if environment else []
 
@@ -125,7 +127,7 @@ def get_point_resource(key):
 
 def get_point_runtime_min(wildcards):
     # The scheduler's limit leaves the run's own time limit room to record a time-out.
-    return int(snnconfig.time_limit_s(config, get_point_spec(wildcards)) / 60) + 5
+    return int(planning.time_limit_s(config, get_point_spec(wildcards)) / 60) + 5
 
 
 def get_point_slurm(key):
@@ -234,13 +236,13 @@ def get_final_output():
     return CAMPAIGN.final_outputs()
 
 
-def write_unfinished_tables():
+def write_tables_after_errors():
     """After a run with failed jobs (onerror): the tables of experiments whose points all have a
-    record, from the records on disk (snnbench.unfinished), so that a point SLURM ended shows;
+    record, from the records on disk (snnbench.tables.onerror), so that a point SLURM ended shows;
     first, a failed record for each point whose job ended before its wrapper ran."""
-    for line in unfinished.record_dead_jobs(CAMPAIGN.points):
+    for line in onerror.record_dead_jobs(CAMPAIGN.points):
         logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
-    for line in unfinished.write_tables(experiment_points, config["activity_check"], tolerance):
+    for line in onerror.write_tables(experiment_points, config["activity_check"], tolerance):
         logger.warning(line)

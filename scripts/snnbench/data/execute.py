@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from snnbench import child_point, gpu
 from snnbench.data import spec as data_spec
+from snnbench.machine import gpu
+from snnbench.run import child
 
 RESULT_KEYS = ("versions", "dataset", "device", "epochs", "summary", "memory", "trainable_parameters")
 
@@ -25,7 +26,7 @@ def skip_reason(spec: dict) -> str | None:
 def run_point(
     spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None, benchmark_files=()
 ) -> dict:
-    return child_point.run_point(
+    return child.run_point(
         spec_path,
         record_path,
         log_path,

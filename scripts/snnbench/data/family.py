@@ -136,9 +136,9 @@ class Data(Family):
         return ENVIRONMENT
 
     def resources(self, spec: dict, config: dict) -> dict:
-        from snnbench import child_point
+        from snnbench.run import child
 
-        return child_point.resources(spec, estimate_mem_mb(spec))
+        return child.resources(spec, estimate_mem_mb(spec))
 
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.data.execute import run_point
@@ -146,11 +146,11 @@ class Data(Family):
         return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench import child_point
         from snnbench.data.execute import RESULT_KEYS
+        from snnbench.run import child
 
         files = self.benchmark_files(spec)
-        return child_point.import_run(
+        return child.import_run(
             spec, run_dir, outputs["record.json"], log_path, section="data", keys=RESULT_KEYS, benchmark_files=files
         )
 
@@ -159,7 +159,7 @@ class Data(Family):
         return [PACKAGE / name for name in names] + [PACKAGE.parent / "training" / "lif.py"]
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-        from snnbench.data.table import data_row
+        from snnbench.data.rows import data_row
 
         return data_row(rec, benchmark)
 

@@ -31,12 +31,12 @@ from pathlib import Path
 
 import yaml
 
-from snnbench import collect, table
-from snnbench import config as snnconfig
+from snnbench import planning
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
 from snnbench.paths import REPO
 from snnbench.schemas import CONFIG_SCHEMA
+from snnbench.tables import collect, frames
 
 GOAL_S = 10.0
 
@@ -63,7 +63,7 @@ def draw_figure(name: str, panels: list[str], points_csv: Path, stats: list[Path
     returns the process's CPU time (imports included)."""
     from snnbench import figures
 
-    points = table.read_points(points_csv)
+    points = frames.read_points(points_csv)
     data = figures.Data(points)
     if figures.needs_distributions(panels):
         data.distributions = figures.load_distributions(stats, points)
@@ -74,7 +74,7 @@ def draw_figure(name: str, panels: list[str], points_csv: Path, stats: list[Path
 def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
     config = defaults()
     exp = grid(records)
-    specs = snnconfig.expand_points(exp)
+    specs = planning.expand_points(exp)
     shown = set(validation_plan.figure_points(specs))
     start = time.perf_counter()
     paths = synthetic.write_experiment(workdir, exp, with_stats=shown, distinct_validations=50)
@@ -89,7 +89,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
             paths["records"], config["activity_check"], paths["benchmarks"], paths["validations"], tolerance
         )
         for name, frame in (("points", points), ("ranks", ranks), ("validation", long)):  # as collect_tables.py
-            table.write_table(frame, out / f"{name}.csv")
+            frames.write_table(frame, out / f"{name}.csv")
         times["collect"].append(time.perf_counter() - start)
 
         start = time.perf_counter()

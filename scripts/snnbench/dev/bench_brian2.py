@@ -9,7 +9,7 @@ pair's simulate-phase wall time and real-time factor, Brian2's build apart (code
 compilation: the first pair compiles unless an earlier run left the build in the cache, later
 seeds reuse the binary), and the ratio of medians Brian2 / NEST for the simulate phase.
 Goal: Brian2's simulation RTF <= 2x NEST's on the same cores. Brian2's simulate phase is the
-binary's own timer (see snnbench.network.simulators.brian2_pd14); NEST's is the wall time of its Run call.
+binary's own timer (see snnbench.network.simulators.brian2.pd14); NEST's is the wall time of its Run call.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from statistics import median
 
 from snakemake.utils import validate
 
-from snnbench.config import expand_points
 from snnbench.dev.benchkit import bench_config, interleaved_pairs, run_simulate
 from snnbench.network.simulators import EnvironmentMissing, python_for
+from snnbench.planning.experiments import expand_points
 from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_RATIO = 2.0

@@ -13,10 +13,10 @@ from statistics import median
 import yaml
 
 from snnbench import paths
-from snnbench.config import expand_points, time_limit_s
 from snnbench.dev.benchkit import COPY_IGNORE, GOAL_OVERHEAD_PCT, GOAL_OVERHEAD_S, run_checked, verdict
 from snnbench.network.execute import run_point
 from snnbench.paths import REPO
+from snnbench.planning.experiments import expand_points, time_limit_s
 
 
 def overhead_verdict(label: str, rows: list[dict]) -> str:

@@ -10,7 +10,6 @@ from statistics import median
 
 import numpy as np
 
-from snnbench.config import expand_points
 from snnbench.dev.benchkit import (
     GOAL_RATIO,
     bench_config,
@@ -23,6 +22,7 @@ from snnbench.dev.benchkit import (
 from snnbench.network import activity, compare
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import PHASES
+from snnbench.planning.experiments import expand_points
 
 
 def run_ours(spec: dict, tmp: Path) -> dict:

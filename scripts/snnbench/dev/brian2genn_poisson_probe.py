@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from snnbench.network.models import pd14
-from snnbench.network.simulators.brian2_pd14 import LIF_EQUATIONS, membrane_constants
+from snnbench.network.simulators.brian2.pd14 import LIF_EQUATIONS, membrane_constants
 
 NEURONS = 200
 POPULATION = pd14.POPULATIONS.index("L6E")

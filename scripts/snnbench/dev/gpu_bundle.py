@@ -13,7 +13,7 @@ names one, then installed; GeNN 4.9.0 for Brian2GeNN unpacked, patched and built
 run: every spec under gpu-bundle/specs, one after another, as the workflow's execute rule would run
 its child: `python -m snnbench.network.simulate <spec> <runs>/<point>` in the point's environment,
 its output in log.txt and its exit status in exit_status. Start it detached (`setsid nohup ... &`)
-where one call of the machine is shorter than the runs; back here, `python -m snnbench.import_runs
+where one call of the machine is shorter than the runs; back here, `python -m snnbench.results.import_runs
 <runs>` writes the records.
 """
 
@@ -28,7 +28,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-from snnbench import sources
+from snnbench.environments import sources
 from snnbench.paths import REPO
 
 BUNDLE = REPO / "gpu-bundle"

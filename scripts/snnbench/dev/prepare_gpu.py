@@ -2,7 +2,7 @@
 here in one command, in ignored folders of this checkout that travel with it (the device tool's
 `carry`, 64 MiB in all):
 
-- third_party/: every third-party source (snnbench.sources), located or downloaded and verified;
+- third_party/: every third-party source (snnbench.environments.sources), located or downloaded and verified;
 - gpu-bundle/wheels/: the pins of the GPU environments (envs/<name>.yaml) with their dependencies as
   wheels for the GPU machine's Python (3.12, manylinux x86_64). A pin with no wheel (brian2 2.5.4,
   Brian2GeNN's) is built into one here by the environment's own Python 3.12 (the environment is made
@@ -16,7 +16,7 @@ here in one command, in ignored folders of this checkout that travel with it (th
 
 There, `python3 -m snnbench.dev.gpu_bundle install` makes the environments from the bundle and
 `python3 -m snnbench.dev.gpu_bundle run` runs the points (snnbench.dev.gpu_bundle); here,
-`python -m snnbench.import_runs` makes their records.
+`python -m snnbench.results.import_runs` makes their records.
 
     python -m snnbench.dev.prepare_gpu [--environments pygenn brian2genn] [--experiments FILE...] [--dry-run]
 """
@@ -33,7 +33,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from snnbench import build_env, config_check, environments, planning, sources
+from snnbench import environments, planning
+from snnbench.environments import maker, sources
 from snnbench.paths import REPO
 
 BUNDLE = REPO / "gpu-bundle"
@@ -74,7 +75,7 @@ def without_wheel(env: str) -> list[str]:
 def environment_python(env: str) -> str:
     """The environment's interpreter (made and linked first where missing: its Python is the GPU
     machine's, 3.12, so what it builds runs there)."""
-    if not environments.is_linked(env) and build_env.main([env]) != 0:
+    if not environments.is_linked(env) and maker.main([env]) != 0:
         raise SystemExit(f"error: environment {env} could not be made (make env-{env} says why)")
     return environments.python(env)
 
@@ -140,7 +141,7 @@ def specs(experiments: list[str]) -> list[Path]:
     written = []
     for file in experiments:
         try:
-            campaign = planning.plan(config_check.read([config_check.BASE, file]), [file, config_check.BASE])
+            campaign = planning.plan_files([file])
         except planning.ConfigRefused as error:
             raise SystemExit(f"error: {error}") from None
         for path, spec in campaign.points.items():

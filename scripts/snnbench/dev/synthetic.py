@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import config as snnconfig
-from snnbench import record
+from snnbench import planning
 from snnbench.hashing import canonical_hash
 from snnbench.network import validation, validation_plan
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import PHASES
 from snnbench.paths import point_benchmark
+from snnbench.records import record
 
 # Relative cost of each phase at one VP (seconds per unit of neuron scale x in-degree scale) and
 # its serial share, for plausible-looking curves only.
@@ -182,7 +182,7 @@ def write_experiment(
     large synthetic sets). Returns the lists of paths collect takes: records, benchmarks,
     validations, stats."""
     rng = np.random.default_rng(seed)
-    specs = snnconfig.expand_points(exp)
+    specs = planning.expand_points(exp)
     paths = {"records": [], "benchmarks": [], "validations": [], "stats": []}
     reference_stats = make_stats(np.random.default_rng(10_000 + seed))
     references = validation_plan.reference_index(specs, {exp["name"]: exp["simulators"]})

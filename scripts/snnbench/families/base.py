@@ -51,7 +51,7 @@ class Family:
         return paths.pattern_glob(self.point_pattern)
 
     def builds(self, experiment: dict) -> list[tuple[str, dict]]:
-        """The experiment's simulator builds (snnbench.builds): (label, the spec's build) for each."""
+        """The experiment's simulator builds (snnbench.environments.builds): (label, the spec's build) for each."""
         return []
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:
@@ -83,7 +83,7 @@ class Family:
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         """Write the record (and other outputs) of a point whose child process ran outside the
-        workflow, from what it left in run_dir (snnbench.import_runs). Returns the record."""
+        workflow, from what it left in run_dir (snnbench.results.import_runs). Returns the record."""
         raise NotImplementedError
 
     def benchmark_files(self, spec: dict) -> list[Path]:

@@ -1,6 +1,7 @@
 """Plasticity panels: the E->E weight distribution after the run (hpc_benchmark's stdp_pl_synapse_hom
 synapses), from the histogram of w / w_initial each point's record holds (the points table's
-`ee_weight_histogram`, bins `hpc_benchmark.WEIGHT_BINS_RELATIVE`)."""
+`ee_weight_histogram`, over the bins its model names: `weight_bins_relative`, found by the table's
+model_name in the models' registry)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import json
 
 import numpy as np
 
+from snnbench.figures.activity import network_model
 from snnbench.figures.axes import legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import colors
-from snnbench.network.models import hpc_benchmark
 
 
-def summed_histogram(cells) -> np.ndarray:
+def summed_histogram(cells, edges: np.ndarray) -> np.ndarray:
     """The points' histograms (JSON: first bin, counts from it) added up over the model's bins."""
-    total = np.zeros(len(hpc_benchmark.WEIGHT_BINS_RELATIVE) - 1)
+    total = np.zeros(len(edges) - 1)
     for cell in cells:
         histogram = json.loads(cell)
         counts = np.asarray(histogram["counts"], dtype=float)
@@ -34,12 +35,12 @@ def ee_weight_distribution(ax, data: Data) -> None:
         no_data(ax, "no weight histograms (hpc_benchmark records)")
         return
     valid = valid.dropna(subset=["ee_weight_histogram"])
-    edges = hpc_benchmark.WEIGHT_BINS_RELATIVE
+    edges = network_model(valid).weight_bins_relative
     palette = colors(sorted(valid[data.series].unique()))
     sizes = sorted(valid["neuron_scale"].unique())
     used = []
     for (series, scale), group in valid.groupby([data.series, "neuron_scale"]):
-        counts = summed_histogram(group["ee_weight_histogram"])
+        counts = summed_histogram(group["ee_weight_histogram"], edges)
         density = counts / (counts.sum() * np.diff(edges))
         linestyle = ["-", "--", ":", "-."][sizes.index(scale) % 4]
         label = f"{series}, N={scale:g}" if len(sizes) > 1 else str(series)

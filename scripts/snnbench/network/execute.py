@@ -20,14 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import builds, energy, hardware, modules, provenance, record, supervise
-from snnbench.environments import EnvironmentMissing
-from snnbench.memory import process_mb
+from snnbench.environments import EnvironmentMissing, builds
+from snnbench.machine import energy, hardware, lmod
+from snnbench.machine.memory import process_mb
 from snnbench.network import activity, models, race
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import REPO
-from snnbench.supervise import (
+from snnbench.records import provenance, record
+from snnbench.run import supervise
+from snnbench.run.supervise import (
     PointFailed,
     Terminated,
     hold_sigterm,
@@ -40,13 +42,13 @@ from snnbench.supervise import (
 
 def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
     """For a point of a module build: the environment with its modules loaded, in which this
-    checkout's snnbench imports, and what was loaded (snnbench.modules.load); else (None, None)."""
+    checkout's snnbench imports, and what was loaded (snnbench.machine.lmod.load); else (None, None)."""
     build = spec.get("build")
     if not build or not builds.is_modules(build):
         return None, None
     try:
-        environ, loaded = modules.load(build)
-    except modules.ModulesError as error:
+        environ, loaded = lmod.load(build)
+    except lmod.ModulesError as error:
         raise PointFailed(f"build {build['name']}: {error}") from None
     environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "scripts"), environ.get("PYTHONPATH")) if p)
     return environ, loaded
@@ -88,7 +90,7 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | 
             launcher.append("--allow-run-as-root")
     try:
         python = python_for(spec, environ=environ)
-    except (EnvironmentMissing, modules.ModulesError) as missing:
+    except (EnvironmentMissing, lmod.ModulesError) as missing:
         raise PointFailed(str(missing)) from None
     return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
 
@@ -225,7 +227,7 @@ def run_point(
 
 def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict) -> dict:
     """The record of a point whose ranks ran outside the workflow (`python -m snnbench.network.simulate
-    SPEC DIR` on another machine, snnbench.import_runs) from what they left in run_dir: ok where every
+    SPEC DIR` on another machine, snnbench.results.import_runs) from what they left in run_dir: ok where every
     rank wrote its outputs, else failed with the last line of run_dir/log.txt."""
     start = time.perf_counter()
     rec = record.new(spec, benchmark_files(spec))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from snnbench import builds
+from snnbench.environments import builds
 from snnbench.families.base import Family
-from snnbench.network import execute, models, race, table
+from snnbench.network import execute, models, race, rows
 from snnbench.network.simulators import SIMULATORS, EnvironmentMissing, environment_for, genn
 
 
@@ -28,7 +28,7 @@ class Network(Family):
         "N{neuron_scale}_K{indegree_scale}/seed{seed}"
     )
     point_regex = {
-        # The simulator, and its build where the experiment names builds (snnbench.builds.label).
+        # The simulator, and its build where the experiment names builds (snnbench.environments.builds.label).
         "simulator": f"(?:{'|'.join(SIMULATORS)})(?:@[A-Za-z0-9][A-Za-z0-9_.-]*)?",
         "nodes": r"\d+",
         "ranks_per_node": r"\d+",
@@ -42,7 +42,7 @@ class Network(Family):
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
 
-    # What collect reads of a point's validation result (network.table.finish_table).
+    # What collect reads of a point's validation result (network.rows.finish_table).
     VALIDATION_KEYS = ("checked", "rows")
 
     def collected_problem(self, name: str, content) -> str | None:
@@ -217,14 +217,14 @@ class Network(Family):
         return execute.benchmark_files(spec)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-        return table.point_row(rec, bounds, benchmark)
+        return rows.point_row(rec, bounds, benchmark)
 
     def rank_rows(self, rec: dict) -> list[dict]:
-        return table.rank_rows(rec)
+        return rows.rank_rows(rec)
 
     def finish_table(self, points, beside: list, tolerance: dict | None):
         validations = [(point, files["validation.json"]) for point, files in beside if "validation.json" in files]
-        return table.finish_table(points, validations, tolerance)
+        return rows.finish_table(points, validations, tolerance)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
         return {**config["figures"]["experiment"], **self.model.figures}

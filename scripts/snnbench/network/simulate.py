@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench import energy, hardware
-from snnbench.memory import process_mb
+from snnbench.machine import energy, hardware
+from snnbench.machine.memory import process_mb
 from snnbench.network import models
 from snnbench.network.simulators import get_builder
 from snnbench.network.simulators.base import PHASES

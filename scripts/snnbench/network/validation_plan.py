@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from snnbench.builds import label
+from snnbench.environments.builds import label
 
 
 def _model_key(spec: dict) -> str:

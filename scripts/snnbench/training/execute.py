@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from snnbench import child_point, environments, gpu
+from snnbench import environments
+from snnbench.machine import gpu
+from snnbench.run import child
 from snnbench.training import spec as training_spec
 
 
@@ -42,7 +44,7 @@ def run_point(
     spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None, benchmark_files=()
 ) -> dict:
     spec = spec or json.loads(Path(spec_path).read_text())
-    return child_point.run_point(
+    return child.run_point(
         spec_path,
         record_path,
         log_path,

@@ -123,9 +123,9 @@ class Training(Family):
         return not (framework.cuda_only or framework.unavailable)
 
     def resources(self, spec: dict, config: dict) -> dict:
-        from snnbench import child_point
+        from snnbench.run import child
 
-        return child_point.resources(spec, estimate_mem_mb(spec))
+        return child.resources(spec, estimate_mem_mb(spec))
 
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.training.execute import run_point
@@ -133,11 +133,11 @@ class Training(Family):
         return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench import child_point
+        from snnbench.run import child
         from snnbench.training.execute import RESULT_KEYS
 
         files = self.benchmark_files(spec)
-        return child_point.import_run(
+        return child.import_run(
             spec, run_dir, outputs["record.json"], log_path, section="training", keys=RESULT_KEYS, benchmark_files=files
         )
 
@@ -146,7 +146,7 @@ class Training(Family):
         return [PACKAGE / name for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py")]
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
-        from snnbench.training.table import training_row
+        from snnbench.training.rows import training_row
 
         return training_row(rec, benchmark)
 

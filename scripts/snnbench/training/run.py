@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from snnbench.memory import process_mb
+from snnbench.machine.memory import process_mb
 from snnbench.training import lif, models, sanity, timing
 from snnbench.training.spec import FRAMEWORKS, NEURON
 

@@ -192,11 +192,12 @@ class HpcBenchmark(NetworkModel):
     populations = POPULATIONS
     dt_ms = DT_MS
     builders = {
-        "nest": "snnbench.network.simulators.nest_hpc_benchmark:HpcBenchmarkNest",
-        "brian2-cpp": "snnbench.network.simulators.brian2_hpc_benchmark:HpcBenchmarkBrian2",
+        "nest": "snnbench.network.simulators.nest.hpc_benchmark:HpcBenchmarkNest",
+        "brian2-cpp": "snnbench.network.simulators.brian2.hpc_benchmark:HpcBenchmarkBrian2",
     }
     parameter_schema = PARAMETERS
     figures = {"weights": ["ee_weight_distribution"]}  # snnbench.figures.plasticity
+    weight_bins_relative = WEIGHT_BINS_RELATIVE  # of the records' and the table's weight histograms
 
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"])

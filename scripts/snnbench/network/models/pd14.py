@@ -230,12 +230,12 @@ class PD14(NetworkModel):
     populations = POPULATIONS
     dt_ms = DT_MS
     builders = {
-        "nest": "snnbench.network.simulators.nest:NestBackend",
+        "nest": "snnbench.network.simulators.nest.pd14:NestBackend",
         "pynn-nest": "snnbench.network.simulators.pynn_nest:PynnNestBackend",
         # Brian2's devices, one builder (their environments differ: snnbench.network.simulators).
         **dict.fromkeys(
             ("brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda"),
-            "snnbench.network.simulators.brian2_pd14:Brian2Backend",
+            "snnbench.network.simulators.brian2.pd14:Brian2Backend",
         ),
         **dict.fromkeys(("genn", "genn-cpu"), "snnbench.network.simulators.genn:GennBackend"),
     }

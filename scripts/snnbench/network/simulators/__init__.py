@@ -11,8 +11,9 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import builds, environments, modules
-from snnbench.environments import EnvironmentMissing
+from snnbench import environments
+from snnbench.environments import EnvironmentMissing, builds
+from snnbench.machine import lmod
 from snnbench.network import models
 from snnbench.paths import REPO
 
@@ -22,7 +23,7 @@ class Simulator:
     environment: str  # envs/<environment>.yaml
     mpi_environment: str | None = None  # for points with more than one MPI rank; None: no MPI support
     gpus: int = 0  # GPUs a point needs (requested from SLURM, recorded in the spec's resources)
-    # The package an experiment's `builds` replace (snnbench.builds); None: the simulator has no builds.
+    # The package an experiment's `builds` replace (snnbench.environments.builds); None: the simulator has no builds.
     build_package: str | None = None
     # The experiment's key of the simulator's options (the spec's simulator_options); None: it has none.
     options: str | None = None
@@ -75,13 +76,13 @@ def environment_for(spec: dict) -> str:
 
 def python_for(spec: dict, repo: Path = REPO, environ: dict | None = None) -> str:
     """The interpreter of the point's environment: the one its modules put on PATH for a point of a
-    module build (environ: the environment with them loaded, snnbench.modules.load), this
+    module build (environ: the environment with them loaded, snnbench.machine.lmod.load), this
     checkout's link of its build's (rules build_environment and link_environment) for a point of
     another build, else the simulator's."""
     if "build" in spec and builds.is_modules(spec["build"]):
         if environ is None:
             raise EnvironmentMissing(f"build {spec['build']['name']}: its modules are not loaded")
-        return modules.python(environ)
+        return lmod.python(environ)
     if "build" in spec:
         return builds.python(spec["build"], repo)
     return environments.python(environment_for(spec), repo)

@@ -42,7 +42,7 @@ class Backend:
 
     name = "abstract"
     # The Python package whose shared libraries are the simulator: their `ldd` goes into the
-    # hardware record (snnbench.hardware). None: the simulator names none.
+    # hardware record (snnbench.machine.hardware). None: the simulator names none.
     library_package: str | None = None
 
     def __init__(self, spec: dict):

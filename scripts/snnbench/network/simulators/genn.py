@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
+from snnbench.machine.gpu import GpuMemoryPoller
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.brian2.devices import GpuMemoryPoller
-from snnbench.provenance import package_versions
+from snnbench.records.provenance import package_versions
 
 # PyGeNN backend by simulator name.
 GENN_BACKENDS = {"genn": "cuda", "genn-cpu": "single_threaded_cpu"}

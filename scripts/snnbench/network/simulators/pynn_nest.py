@@ -1,7 +1,7 @@
 """PD14 in PyNN 0.13 on NEST (simulator `pynn-nest`), threads and MPI ranks.
 
-The same network as `snnbench.network.simulators.nest` (both read `snnbench.network.models.pd14`), written with PyNN's
-portable API only, so that the same code would run on any PyNN back end: standard cell type
+The same network as `snnbench.network.simulators.nest.pd14` (both read `snnbench.network.models.pd14`),
+written with PyNN's portable API only, so that the same code would run on any PyNN back end: standard cell type
 IF_curr_exp, PyNN's FixedTotalNumberConnector, RandomDistribution for initial potentials,
 weights and delays, SpikeSourcePoisson for Poisson drive. Where PyNN makes the network differ
 from the native NEST one, the comments below say so:
@@ -38,7 +38,7 @@ import numpy as np
 
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest import NestBackend
+from snnbench.network.simulators.nest_kernel import kernel_timers
 
 # What the record says about PyNN's NEST extension when it is not loaded.
 EXTENSIONS_NOT_BUILT = (
@@ -187,7 +187,8 @@ class PynnNestBackend(Backend):
         self.sim.run(self.model["t_sim_ms"])
 
     # NEST's kernel timers, read as for the native backend (PyNN has none of its own).
-    timers = NestBackend.timers
+    def timers(self) -> dict[str, float]:
+        return kernel_timers(self.nest)
 
     def synapses_per_projection(self) -> np.ndarray:
         """Recurrent synapses held by this rank per projection, [target, source], as PyNN counts them."""

@@ -1,4 +1,4 @@
-"""PD14 on Brian2, split by role; the backend class is `snnbench.network.simulators.brian2_pd14.Brian2Backend`.
+"""PD14 on Brian2, split by role; the backend class is `snnbench.network.simulators.brian2.pd14.Brian2Backend`.
 
 - `network`: the network's random data (connectivity, weights, delays, initial potentials), drawn
   with numpy from the point's seed the way the NEST backend draws it.

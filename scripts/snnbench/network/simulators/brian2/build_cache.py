@@ -13,7 +13,7 @@ from pathlib import Path
 
 from snnbench.network import models
 from snnbench.network.simulators.brian2.devices import Device
-from snnbench.provenance import package_versions
+from snnbench.records.provenance import package_versions
 
 # Where standalone builds are kept between points.
 CACHE_ENV = "SNNBENCH_BUILD_CACHE"

@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from snnbench import environments, gpu
+from snnbench import environments
+from snnbench.machine import gpu
 
 
 @dataclass(frozen=True)
@@ -179,29 +179,3 @@ def curand_from_pypi(build_dir: Path) -> tuple[Path, Path, Path] | None:
                 link.symlink_to(libs[-1])
             return header.parent, link_dir, libs[-1].parent
     return None
-
-
-class GpuMemoryPoller:
-    """Peak GPU memory in use (nvidia-smi, whole device, MB) while a run lasts."""
-
-    def __init__(self, period_s: float = 0.5):
-        self.period_s, self.peak_mb, self._stop = period_s, None, threading.Event()
-        self._smi = shutil.which("nvidia-smi")
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-
-    def _poll(self) -> None:
-        while not self._stop.is_set():
-            used = gpu.memory_used_mb(0)
-            if used is not None:
-                self.peak_mb = used if self.peak_mb is None else max(self.peak_mb, used)
-            self._stop.wait(self.period_s)
-
-    def __enter__(self):
-        if self._smi:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._smi:
-            self._thread.join()

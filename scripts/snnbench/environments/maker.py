@@ -1,0 +1,304 @@
+"""Make one build's environment (rule build_environment): a virtual environment in the per-user
+cache (snnbench.environments.builds) with the build's requirements, and for a source tree a wheel built with
+its CMake options; then its provenance in build.json, which marks the environment complete.
+
+A failure (an unknown version, a CMake error) removes the half-made environment and raises
+BuildFailed with a message that names the build; its points do not run, other builds' do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from snnbench import environments
+from snnbench.environments import builds, sources
+from snnbench.paths import REPO
+
+# Run in the new environment: the simulator's own account of itself (PyNEST's build_info).
+PROBE = """
+import json, sys
+import nest
+info = nest.GetKernelStatus("build_info")
+keep = ("version", "have_mpi", "mpiexec", "threads_model", "host", "hostos", "hostcpu", "built", "prefix")
+with open(sys.argv[1], "w") as f:
+    json.dump({k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in info.items() if k in keep}, f)
+"""
+
+
+# The file in a checkout's .venv-<name> that puts the cached environment's packages on its path.
+LINK_FILE = "_snnbench_environment.pth"
+CAPTURE = {"capture_output": True, "text": True, "check": True, "timeout": 300}
+
+
+class BuildFailed(RuntimeError):
+    """The build's environment could not be made; the message names the build and says why."""
+
+
+def _run(command: list[str], log, what: str, env: dict | None = None) -> None:
+    log.write(f"[snnbench] {what}: {' '.join(command)}\n")
+    log.flush()
+    done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if done.returncode != 0:
+        raise BuildFailed(f"{what} failed (exit code {done.returncode})")
+
+
+def _pip(prefix: Path) -> list[str]:
+    return [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+
+
+def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
+    """A wheel from the source tree with the CMake options (as scripts/install_nest_mpi.sh builds
+    the sdist), its CMake build folder kept in the environment for the compiler's record."""
+    defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in builds.cmake_options(build).items()]
+    wheels = prefix / "wheel"
+    command = [*_pip(prefix), "wheel", "--no-deps", "--no-build-isolation", *defines]
+    command += [f"--config-settings=build-dir={prefix / 'cmake-build'}", "--wheel-dir", str(wheels), build["source"]]
+    _run(
+        command,
+        log,
+        "building a wheel from the source tree",
+        env=dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=str(threads)),
+    )
+    _run(
+        [*_pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))], log, "installing the wheel"
+    )
+
+
+def _source_archive(spec: dict, settings: sources.Settings) -> Path:
+    try:
+        return sources.locate(spec["source"], settings)
+    except sources.SourceMissing as error:
+        raise BuildFailed(str(error)) from None
+
+
+def _build_from_source(spec: dict, prefix: Path, log, settings: sources.Settings, threads: int = 1) -> None:
+    """The package of a third-party source (envs/<name>.yaml's `# source:` line), built against the
+    environment's pins without isolation; its unpacked tree goes once it is installed. A `make`
+    source is a tree built in place and kept (prefix/source-tree): its CUDA backend only where
+    CUDA_PATH names a toolkit (part of the key), else CPU-only."""
+    name = spec["source"]
+    archive = _source_archive(spec, settings)
+    log.write(f"[snnbench] building {name} from {archive} (files SHA-256 {spec['files_sha256']})\n")
+    unpacked = prefix / "archive-source"
+    tree = sources.unpack(name, archive, unpacked)
+    if spec.get("build") == "make":
+        kept = tree.rename(prefix / environments.TREE)
+        for relative in sources.patch(name, kept):
+            log.write(f"[snnbench] patched {relative} (snnbench.environments.sources.SOURCES)\n")
+        env = dict(os.environ)
+        if not environments.cuda_toolkit():
+            env.pop("CUDA_PATH", None)
+        _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {name} in place", env=env)
+        shutil.rmtree(unpacked, ignore_errors=True)
+        return
+    _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(tree)], log, f"building {name}")
+    shutil.rmtree(unpacked, ignore_errors=True)
+
+
+def compiler(prefix: Path) -> str | None:
+    """The C++ compiler of a source build, as CMake found it, with its version line."""
+    cache = prefix / "cmake-build" / "CMakeCache.txt"
+    if not cache.exists():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith("CMAKE_CXX_COMPILER:"):
+            path = line.split("=", 1)[1]
+            try:
+                version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+            except OSError:
+                version = ""
+            return f"{path}: {version.splitlines()[0] if version else 'version unknown'}"
+    return None
+
+
+def _provenance(build: dict, prefix: Path, started: float, settings: sources.Settings) -> dict:
+    python = str(prefix / "bin" / "python")
+    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"], **CAPTURE)
+    freeze = subprocess.run([python, "-m", "pip", "freeze"], **CAPTURE).stdout
+    info = {
+        "key": build["key"],
+        "build": {k: v for k, v in build.items() if k not in ("key", "source_state", "requirements")},
+        "requirements": build["requirements"],
+        "python": version.stdout.strip(),
+        "pip_freeze": freeze.split(),
+        "pip_freeze_sha256": hashlib.sha256(freeze.encode()).hexdigest()[:16],
+        "made_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "make_time_s": round(time.perf_counter() - started, 1),
+        "host": platform.node(),
+    }
+    if "environment" not in build:  # a simulator build: the simulator's own account of itself
+        probe = prefix / "simulator.json"
+        subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
+        info["simulator"] = json.loads(probe.read_text())
+    if build.get("source"):
+        name = build["source"]["source"]
+        info["source"] = {
+            "name": name,
+            "url": sources.SOURCES[name].url,
+            "archive": str(sources.locate(name, settings, download=False)),
+        }
+        if (prefix / environments.TREE).is_dir():
+            info["source_tree"] = environments.built_tree(prefix / environments.TREE)
+    if "source" in build:
+        info["source_state"] = builds.source_state(build["source"])
+        info["cmake"] = builds.cmake_options(build)
+        info["compiler"] = compiler(prefix)
+    return info
+
+
+def find_python(version: str) -> str:
+    """An interpreter of Python `version` (e.g. 3.13): python<version> on PATH, else the newest
+    of pyenv's versions that runs (a pyenv shim whose version is not active refuses to run)."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = [shutil.which(f"python{version}")]
+    found += [str(p) for p in sorted((root / "versions").glob(f"{version}*/bin/python{version}"), reverse=True)]
+    for candidate in filter(None, found):
+        if subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0:
+            return candidate
+    raise BuildFailed(f"Python {version} is not installed (needed by envs/<environment>.yaml)")
+
+
+def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
+    """Everything into a new environment at prefix: the pins, the no-deps pins, a source tree's
+    wheel, the environment's install script."""
+    if build.get("source"):  # first: a missing source stops the build at its start
+        _source_archive(build["source"], settings)
+    interpreter = find_python(build["python"]) if "environment" in build else sys.executable
+    _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
+    requirements = build["requirements"]
+    _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements))
+    if build.get("no_deps"):
+        _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
+    if "source" in build:
+        _build_source(build, prefix, log, threads)
+    if build.get("source"):
+        _build_from_source(build["source"], prefix, log, settings, threads)
+    if build.get("script"):
+        _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
+
+
+def _named(build: dict, labels: list[str], prefix: Path) -> str:
+    """How messages name what is made, e.g. `environment brian2 (envs/brian2.yaml; <cache>/<key>)`."""
+    if "environment" in build:
+        return f"environment {build['environment']} (envs/{build['environment']}.yaml; {prefix})"
+    return f"build {', '.join(labels)} ({build.get('pip') or build.get('source')}; environment {prefix})"
+
+
+def make(
+    build: dict, labels: list[str], log_path: Path, threads: int = 1, settings: sources.Settings | None = None
+) -> dict:
+    """Make the environment of `build` (a simulator build, or a named environment's definition,
+    each with its key) unless the cache has it; returns its provenance. `settings`: where its
+    third-party source is looked for (default: the environment variables')."""
+    settings = settings or sources.Settings.of()
+    prefix, marker = builds.directory(build), builds.marker(build)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    named = _named(build, labels, prefix)
+    with open(log_path, "a") as log, open(prefix.parent / f"{build['key']}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one maker per key, whichever checkout asks
+        if marker.exists():
+            log.write(f"[snnbench] {named}: already in the cache\n")
+            return json.loads(marker.read_text())
+        started = time.perf_counter()
+        shutil.rmtree(prefix, ignore_errors=True)  # a half-made environment of an interrupted build
+        try:
+            _install(build, prefix, log, threads, settings)
+            info = _provenance(build, prefix, started, settings)
+            # The compiler is recorded: the CMake build folder (objects, ~300 MB) and the wheel can go.
+            for folder in ("cmake-build", "wheel"):
+                shutil.rmtree(prefix / folder, ignore_errors=True)
+        except (BuildFailed, subprocess.SubprocessError, OSError) as error:
+            shutil.rmtree(prefix, ignore_errors=True)
+            message = f"{named}: {error}"
+            log.write(f"[snnbench] {message}\n")
+            raise BuildFailed(message) from None
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info, indent=1) + "\n")
+        os.replace(tmp, marker)
+        log.write(f"[snnbench] {named}: made in {info['make_time_s']} s\n")
+        return info
+
+
+def _site_packages(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], **CAPTURE
+    ).stdout.strip()
+
+
+def link(env: str, log, repo: Path = REPO, env_key: str | None = None) -> Path:
+    """This checkout's .venv-<env> on top of the cached environment `env_key` (by default the named
+    environment's): a thin environment whose site-packages adds the cached one's (a .pth line run
+    by `site`, as for any site directory), with this checkout's snnbench installed editable.
+    Returns its marker."""
+    env_key = env_key or environments.key(env)
+    marker, target = environments.link_marker(env, repo), environments.linked(env, repo)
+    if environments.is_linked(env, repo, env_key):
+        return marker
+    base = environments.cached(env_key) / "bin" / "python"
+    shutil.rmtree(target, ignore_errors=True)  # stands on another key, half-made, or a whole venv of old
+    try:
+        _run([str(base), "-m", "venv", "--without-pip", str(target)], log, f"creating {target}")
+        python = target / "bin" / "python"
+        Path(_site_packages(python), LINK_FILE).write_text(f"import site; site.addsitedir({_site_packages(base)!r})\n")
+        _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "-e", str(repo)], log, "installing snnbench")
+    except (BuildFailed, subprocess.SubprocessError, OSError) as error:
+        shutil.rmtree(target, ignore_errors=True)
+        raise BuildFailed(f"environment {env}: linking {target} to {base.parents[1]} failed: {error}") from None
+    marker.write_text(env_key + "\n")
+    return marker
+
+
+def named_build(env: str) -> dict:
+    """What rule build_environment makes for a named environment: its definition and key."""
+    return {**environments.definition(env), "key": environments.key(env)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m snnbench.environments.maker ENV...`: what `make env-<name>` runs; the workflow does the same
+    through rules build_environment and link_environment."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("environments", nargs="+", help="names of envs/<name>.yaml")
+    names = parser.parse_args(argv).environments
+    known = sorted(p.stem for p in environments.ENVS.glob("*.yaml") if p.stem not in environments.MAIN)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        known_list = ", ".join(known)
+        print(f"error: no environment {', '.join(unknown)} (envs/<name>.yaml): known are {known_list}", file=sys.stderr)
+        return 2
+    # Every source first (downloaded once per machine), before any environment is built.
+    to_make = [env for env in names if not builds.marker(named_build(env)).exists()]
+    try:
+        sources.ensure([name for env in to_make if (name := environments.source_name(env))])
+    except sources.SourceMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for env in names:
+        build = named_build(env)
+        log_path = REPO / "logs" / "build" / f"{build['key']}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if not builds.marker(build).exists():
+                print(f"making environment {env} in {builds.directory(build)} (log: {log_path})", flush=True)
+            make(build, [], log_path)
+            with open(log_path, "a") as log:
+                link(env, log)
+        except BuildFailed as error:
+            print(f"error: {error} (log: {log_path})", file=sys.stderr)
+            return 1
+        print(f"{environments.linked(env)} -> {builds.directory(build)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,358 @@
+"""Third-party sources that are not on a package index, named by their upstream release: a URL and a
+digest of the files the project uses, as a conda recipe's `source: {url, sha256}` or a Spack
+`version(..., sha256=...)`.
+
+The digest is of the files, not of the archive's bytes: paths relative to the archive's one top
+folder and their contents (a symbolic link by its target), so that GitHub's tag archive, `git
+archive`'s and a re-compressed copy of the same tree all verify. A source used as a subset (the
+multi-area model) names the files it uses (`include`); only they are digested and unpacked.
+
+An environment file names its source with a line `# source: <name>` (`# source: <name> make` for a
+tree built in place with make). Where a source's archive <name>.tar.gz is looked for, in order:
+
+1. the configured folder: the config key `third_party`, else $SNNBENCH_THIRD_PARTY;
+2. the checkout's third_party/ (ignored by git; `make prepare-gpu` fills it for a GPU machine);
+3. the per-machine cache, ${SNNBENCH_SOURCE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/snnbench/sources};
+4. its URL, downloaded once per machine into that cache with Python's own HTTP: to a temporary
+   file, verified, then renamed, so that a partial or wrong file is never kept. A mirror (the
+   config key `source_mirror`, else $SNNBENCH_SOURCE_MIRROR: a base URL or a folder) replaces the
+   URL's `https://github.com/` prefix, as conda's and Spack's mirrors do.
+
+A file found with other files than the digest names is refused, naming both digests. This module
+imports nothing beyond Python's standard library: `.ci/run` runs it before any environment exists
+(`python3 -m snnbench.environments.sources mirror ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import fnmatch
+import hashlib
+import os
+import re
+import sys
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from snnbench.paths import REPO
+
+GITHUB = "https://github.com/"
+FOLDER_ENV = "SNNBENCH_THIRD_PARTY"
+MIRROR_ENV = "SNNBENCH_SOURCE_MIRROR"
+CACHE_ENV = "SNNBENCH_SOURCE_CACHE"
+CHECKOUT_FOLDER = REPO / "third_party"
+# A download that has not answered in this many seconds has failed (an environment's build must stop
+# within 30 s of its start where there is no network).
+TIMEOUT_S = 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """One upstream release: its archive's file is `<name>.tar.gz`."""
+
+    name: str
+    url: str
+    files_sha256: str
+    license: str
+    # Glob patterns (fnmatch, relative to the top folder) of the files the project uses; empty: all.
+    include: tuple[str, ...] = ()
+    # Edits to the unpacked tree before it is built: (file, text, replacement), each text found once.
+    patches: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.tar.gz"
+
+    def uses(self, relative: str) -> bool:
+        return not self.include or any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.include)
+
+
+# GeNN 4.9's CUDA backend calls cuCtxCreate with CUDA 12's three arguments; CUDA 13 takes four (a
+# params pointer second). The guard is GeNN 5.4's own (src/genn/backends/cuda/optimiser.cc), so the
+# tree builds with either toolkit; a CPU-only build does not compile the file.
+CU_CTX_CREATE = "    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, 0, cuDevice));\n"
+GENN_4_CUDA_13 = (
+    "src/genn/backends/cuda/optimiser.cc",
+    CU_CTX_CREATE,
+    "#if CUDA_VERSION < 13000\n"
+    + CU_CTX_CREATE
+    + "#else\n    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, NULL, 0, cuDevice));\n#endif\n",
+)
+
+SOURCES = {
+    source.name: source
+    for source in (
+        # GeNN 4.9 for Brian2GeNN 1.7 (built in place with make: envs/brian2genn.yaml).
+        Source(
+            "genn-4.9.0",
+            GITHUB + "genn-team/genn/archive/refs/tags/4.9.0.tar.gz",
+            "0799c942912924f4d36dadf55e42a1dfcb03ae1d05b72a669b33085156dd4555",
+            "LGPL-2.1",
+            patches=(GENN_4_CUDA_13,),
+        ),
+        # GeNN 5.4 for PyGeNN (pip-installed from the tree: envs/pygenn.yaml).
+        Source(
+            "genn-5.4.0",
+            GITHUB + "genn-team/genn/archive/refs/tags/5.4.0.tar.gz",
+            "e4331d9351c8ebd8ea2bbf2ba5c52bcc28baaa752b555bf7a7e5002389b61dde",
+            "LGPL-2.1",
+        ),
+        # INM-6's multi-area model of macaque visual cortex (Schmidt et al. 2018): the files its network
+        # description is derived from (not its figures, notebooks or tests but one file of each it loads).
+        Source(
+            "multi-area-model-1.2.0",
+            GITHUB + "INM-6/multi-area-model/archive/refs/tags/v1.2.0.tar.gz",
+            "a221434324e18c3054ca972fa972159592fc106d8b5c3a5e59b272e7bfc49fa6",
+            "CC BY-NC-SA 4.0",
+            include=(
+                "LICENSE.md",
+                "config_template.py",
+                "multiarea_model/*",
+                "figures/SchueckerSchmidt2017/K_prime_original.npy",
+                "tests/fullscale_rates.json",
+            ),
+        ),
+    )
+}
+# `# source: <name>` or `# source: <name> make` in an environment file.
+SOURCE_LINE = re.compile(r"^#\s*source:\s*(\S+)(\s+make)?\s*$")
+
+
+class SourceMissing(RuntimeError):
+    """A source cannot be had, or a file is not the source: the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where sources are looked for beyond the checkout and the cache: a folder, a mirror."""
+
+    folder: str | None = None
+    mirror: str | None = None
+
+    @classmethod
+    def of(cls, config: dict | None = None) -> Settings:
+        """The config's keys (`third_party`, `source_mirror`), else the environment variables."""
+        config = config or {}
+        return cls(
+            folder=config.get("third_party") or os.environ.get(FOLDER_ENV) or None,
+            mirror=config.get("source_mirror") or os.environ.get(MIRROR_ENV) or None,
+        )
+
+
+def source_line(lines: list[str], where: str) -> dict | None:
+    """The source an environment file names ({source, files_sha256[, build: make]}), None if none."""
+    found = [m.groups() for line in lines if (m := SOURCE_LINE.match(line.strip()))]
+    if len(found) > 1:
+        raise SourceMissing(f"{where}: more than one `# source:` line; one is allowed")
+    if not found:
+        return None
+    name, make = found[0]
+    if name not in SOURCES:
+        raise SourceMissing(f"{where}: `# source: {name}` is not a known source; known are {', '.join(SOURCES)}")
+    return {"source": name, "files_sha256": SOURCES[name].files_sha256, **({"build": "make"} if make else {})}
+
+
+def cache_folder() -> Path:
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "sources"
+    return Path(os.environ.get(CACHE_ENV) or default).expanduser().absolute()
+
+
+def _members(tar: tarfile.TarFile) -> list[tuple[str, tarfile.TarInfo]]:
+    """(path below the one top folder, member) of every file and link of an archive."""
+    members = [m for m in tar.getmembers() if m.isfile() or m.issym() or m.islnk()]
+    tops = {m.name.lstrip("./").split("/", 1)[0] for m in tar.getmembers() if m.name.strip("./")}
+    if len(tops) != 1 or any("/" not in m.name.lstrip("./") for m in members):
+        raise SourceMissing(f"{tar.name}: not an archive of one top folder (as GitHub's and `git archive`'s are)")
+    return [(m.name.lstrip("./").split("/", 1)[1], m) for m in members]
+
+
+def files_digest(path: Path, source: Source | None = None) -> str:
+    """The SHA-256 (hex) of an archive's files that the source uses: one line per file, sorted by
+    path, `<path> <SHA-256 of its content>` (a symbolic link: `<path> -> <target>`)."""
+    lines = []
+    try:
+        with tarfile.open(path) as tar:
+            for relative, member in _members(tar):
+                if source and not source.uses(relative):
+                    continue
+                if member.issym():
+                    lines.append(f"{relative} -> {member.linkname}")
+                    continue
+                with tar.extractfile(member) as content:
+                    lines.append(f"{relative} {hashlib.file_digest(content, 'sha256').hexdigest()}")
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise SourceMissing(f"{path}: not a readable archive ({error})") from None
+    return hashlib.sha256("".join(line + "\n" for line in sorted(lines)).encode()).hexdigest()
+
+
+def verify(source: Source, path: Path) -> Path:
+    """The file, if its files are the source's; else SourceMissing naming both digests."""
+    found = files_digest(path, source)
+    if found != source.files_sha256:
+        raise SourceMissing(
+            f"{path} is not {source.name} ({source.url}): the digest of its files is {found}, "
+            f"expected {source.files_sha256} (snnbench.environments.sources.SOURCES). Remove or replace the file."
+        )
+    return path
+
+
+def folders(settings: Settings) -> list[Path]:
+    """Where an archive is looked for before it is downloaded, in order."""
+    found = [Path(settings.folder).expanduser().absolute()] if settings.folder else []
+    return [*found, CHECKOUT_FOLDER, cache_folder()]
+
+
+def mirrored_url(source: Source, mirror: str | None) -> str:
+    """The URL to download from: the source's, its GitHub prefix replaced by the mirror's base (a URL
+    or a folder)."""
+    if not mirror:
+        return source.url
+    rest = source.url.removeprefix(GITHUB)
+    if re.match(r"^[a-z][a-z0-9+.-]*://", mirror):
+        return mirror.rstrip("/") + "/" + rest
+    return Path(mirror).expanduser().absolute().joinpath(rest).as_uri()
+
+
+def locate(name: str, settings: Settings | None = None, download: bool = True) -> Path:
+    """The verified archive of source `name`: from a folder, else downloaded into the cache."""
+    source, settings = SOURCES[name], settings or Settings.of()
+    for folder in folders(settings):
+        if (folder / source.file).is_file():
+            return verify(source, folder / source.file)
+    if not download:
+        raise SourceMissing(_missing(source, settings, "not downloaded (this step does not download)"))
+    return fetch(source, settings)
+
+
+def fetch(source: Source, settings: Settings) -> Path:
+    """Download the source into the cache (once per machine: a second process waits for the first),
+    to a temporary file that is verified before it takes the archive's name."""
+    cache = cache_folder()
+    cache.mkdir(parents=True, exist_ok=True)
+    target = cache / source.file
+    with open(cache / f".{source.file}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_file():
+            return verify(source, target)
+        url = mirrored_url(source, settings.mirror)
+        with tempfile.NamedTemporaryFile(dir=cache, prefix=f".{source.file}.", delete=False) as tmp:
+            partial = Path(tmp.name)
+            try:
+                with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
+                    while block := response.read(1 << 20):
+                        tmp.write(block)
+            except (urllib.error.URLError, OSError, ValueError) as error:
+                partial.unlink(missing_ok=True)
+                raise SourceMissing(_missing(source, settings, f"downloading {url} failed: {_reason(error)}")) from None
+        try:
+            verify(source, partial)
+        except SourceMissing as error:
+            partial.unlink(missing_ok=True)
+            raise SourceMissing(f"downloaded from {url}: {error}") from None
+        os.replace(partial, target)
+        return target
+
+
+def _reason(error: Exception) -> str:
+    return str(getattr(error, "reason", None) or error)
+
+
+def _missing(source: Source, settings: Settings, why: str) -> str:
+    places = ", ".join(str(folder) for folder in folders(settings))
+    return (
+        f"source {source.name}: {why}. Set ${MIRROR_ENV} (or the config key source_mirror) to a mirror of "
+        f"{GITHUB} (a base URL or a folder), or put {source.file} (any archive of that release's tree) into "
+        f"one of: {places} (${FOLDER_ENV} or the config key third_party names another folder)"
+    )
+
+
+def unpack(source: Source | str, archive: Path, destination: Path) -> Path:
+    """The files of `archive` that the source uses, unpacked into destination/<name>; returns it."""
+    source = SOURCES[source] if isinstance(source, str) else source
+    name, tree = source.name, destination / source.name
+    with tarfile.open(archive) as tar:
+        for relative, member in _members(tar):
+            if source.uses(relative):
+                member = member.replace(name=f"{name}/{relative}", deep=False)
+                if member.islnk():  # a hard link names its target by the archive's path
+                    member = member.replace(linkname=f"{name}/{member.linkname.split('/', 1)[1]}", deep=False)
+                tar.extract(member, destination, filter="data")
+    return tree
+
+
+def patch(name: str, tree: Path) -> list[str]:
+    """Apply the source's patches to its unpacked tree; the files patched. A text that is not found
+    once is an error: the tree is not the one the patch was written for."""
+    patched = []
+    for relative, text, replacement in SOURCES[name].patches:
+        path = tree / relative
+        content = path.read_text()
+        if content.count(text) != 1:
+            raise SourceMissing(f"{name}: {relative} does not hold the text to patch once")
+        path.write_text(content.replace(text, replacement))
+        patched.append(relative)
+    return patched
+
+
+def ensure(names: list[str], settings: Settings | None = None) -> dict[str, Path]:
+    """Every named source located (downloaded if need be) and verified, before anything is built."""
+    return {name: locate(name, settings) for name in dict.fromkeys(names)}
+
+
+def mirror_layout(folder: Path, destination: Path) -> list[Path]:
+    """A mirror of GitHub's paths for the sources whose archives `folder` holds: links under
+    destination (e.g. genn-team/genn/archive/refs/tags/4.9.0.tar.gz), for `python -m http.server`
+    or $SNNBENCH_SOURCE_MIRROR=<destination>."""
+    made = []
+    for source in SOURCES.values():
+        if (folder / source.file).is_file():
+            link = destination / source.url.removeprefix(GITHUB)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
+            link.symlink_to((folder / source.file).absolute())
+            made.append(link)
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m snnbench.environments.sources fetch [NAME...]` locates (or downloads) and verifies sources;
+    `digest ARCHIVE [NAME]` prints an archive's files digest; `mirror FOLDER DEST` lays out a
+    folder of archives as a mirror of GitHub's paths."""
+    parser = argparse.ArgumentParser(prog="python -m snnbench.environments.sources", description=main.__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    fetch_command = commands.add_parser("fetch", help="locate or download, and verify")
+    fetch_command.add_argument("names", nargs="*", help=f"default: all ({', '.join(SOURCES)})")
+    digest_command = commands.add_parser("digest", help="the digest of an archive's files")
+    digest_command.add_argument("archive", type=Path)
+    digest_command.add_argument("name", nargs="?", help="only the files this source uses")
+    mirror_command = commands.add_parser("mirror", help="lay out a folder of archives as GitHub's paths")
+    mirror_command.add_argument("folder", type=Path)
+    mirror_command.add_argument("destination", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "fetch":
+            unknown = [name for name in args.names if name not in SOURCES]
+            if unknown:
+                raise SourceMissing(f"no source {', '.join(unknown)}; known are {', '.join(SOURCES)}")
+            for name, path in ensure(args.names or list(SOURCES)).items():
+                print(f"{name}: {path}")
+        elif args.command == "digest":
+            print(files_digest(args.archive, SOURCES[args.name] if args.name else None))
+        else:
+            for link in mirror_layout(args.folder, args.destination):
+                print(link)
+    except SourceMissing as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""PD14 records -> table rows: the point's parameters, phase times, memory, network, activity,
+and the columns judged across points (validation verdict, parallel efficiency, agreement of
+rates with NEST). The activity verdict is recomputed with the current bounds, so changing a
+tolerance re-judges points without rerunning them; the record keeps the verdict it was written with.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+
+from snnbench.environments import builds
+from snnbench.network import activity, compare, models, race, validation
+from snnbench.records.columns import outcome_columns
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_rates(model_name: str, neuron_scale: float, indegree_scale: float, input: str):
+    params = {"neuron_scale": neuron_scale, "indegree_scale": indegree_scale, "input": input}
+    return models.get(model_name).reference_rates(params)
+
+
+def _point_columns(spec: dict) -> dict:
+    res, model = spec["resources"], spec["model"]
+    return {
+        "experiment": spec["experiment"],
+        "model_name": spec.get("model_name", models.DEFAULT),
+        "simulator": spec["simulator"],
+        # The simulator's build, where the experiment names builds (else empty) and both together,
+        # the series of such an experiment's figures.
+        "build": (spec.get("build") or {}).get("name", ""),
+        "simulator_build": builds.label(spec),
+        "scaling": spec["scaling"],
+        "nodes": res["nodes"],
+        "ranks_per_node": res["ranks_per_node"],
+        "threads_per_rank": res["threads_per_rank"],
+        "ranks": res["ranks"],
+        "vps": res["virtual_processes"],
+        "shape": f"{res['nodes']}x{res['ranks_per_node']}x{res['threads_per_rank']}",
+        "neuron_scale": model["neuron_scale"],
+        "indegree_scale": model["indegree_scale"],
+        "input": model["input"],
+        "t_presim_ms": model["t_presim_ms"],
+        "t_sim_ms": model["t_sim_ms"],
+        "seed": spec["seed"],
+        "path": spec["path"],
+    }
+
+
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+    spec, prov = rec["point"], rec["provenance"]
+    row = _point_columns(spec)
+    row.update(outcome_columns(rec))
+    row.update(
+        {
+            "gpus": spec["resources"].get("gpus", 0),
+            "gpu_model": (prov.get("gpu") or {}).get("name"),
+        }
+    )
+    row.update(benchmark or {})
+    row.update(race.record_columns(rec))  # recipe, spikes and synaptic events, energy, E_syn
+    row.update(build_columns(prov.get("build")))
+    if rec["status"] != "ok":
+        row["valid"] = False
+        return row
+    row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
+    row["real_time_factor"] = rec["real_time_factor"]
+    row.update(rec["memory"])
+    row.update(rec["network"])
+    row["simulator_version"] = rec["simulator"]["version"]
+    # Brian2's and GeNN's
+    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb", "connectivity", "procedural_threads_per_spike"):
+        if key in rec["simulator"]:
+            row[key] = rec["simulator"][key]
+    if "build" in rec["simulator"]:
+        row["binary_reused"] = rec["simulator"]["build"]["binary_reused"]
+    for phase, timers in rec["simulator_timers_s"].items():
+        row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+
+    network_model = models.get(spec.get("model_name", models.DEFAULT))
+    row.update(network_model.table_columns(rec.get("model_results") or {}))
+    if rec["populations"]:
+        model = spec["model"]
+        reference = _reference_rates(
+            spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
+        )
+        # The model's own checks too (as when the record was written), with the current bounds.
+        model_problems = network_model.activity_problems(model, rec["populations"], rec.get("model_results") or {})
+        verdict = activity.verdict(rec["populations"], bounds, reference, model_problems)
+        for pop in rec["populations"]:
+            row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
+            row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
+            row[f"correlation_{pop['population']}"] = pop.get("correlation")
+    else:
+        verdict = rec["activity"]
+    row["activity_checked"] = verdict["checked"]
+    row["activity_plausible"] = verdict["plausible"]
+    row["activity_problems"] = "; ".join(verdict["problems"])
+    ref = verdict["reference"]
+    row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
+    row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
+    # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
+    # also rules out those whose spike statistics are outside the validation tolerance.
+    row["valid"] = verdict["plausible"] is not False
+    return row
+
+
+def build_columns(build: dict | None) -> dict:
+    """The provenance of a point's build: its environment's key, what it was made from, the version
+    the simulator reports, and for a source tree `git describe`, uncommitted changes, CMake
+    options and compiler."""
+    if not build:
+        return {}
+    made_from = build.get("build", {})
+    source = build.get("source_state") or {}
+    return {
+        "build_key": build.get("key"),
+        "build_spec": made_from.get("pip") or made_from.get("source") or " ".join(made_from.get("modules", [])) or None,
+        # A module build: the modules it loaded, name/version each (its dependencies included).
+        "build_modules": " ".join((build.get("modules") or {}).get("loaded", [])) or None,
+        "build_version": (build.get("simulator") or {}).get("version"),
+        "build_source_describe": source.get("describe"),
+        "build_source_dirty": source.get("dirty"),
+        "build_cmake": " ".join(f"-D{k}={v}" for k, v in (build.get("cmake") or {}).items()) or None,
+        "build_compiler": build.get("compiler"),
+        "build_pip_freeze_sha256": build.get("pip_freeze_sha256"),
+    }
+
+
+def rank_rows(rec: dict) -> list[dict]:
+    if not rec.get("ranks"):  # failed points have no rank outputs
+        return []
+    base = _point_columns(rec["point"])
+    rows = []
+    for r in rec.get("ranks", []):
+        row = dict(base)
+        row.update(
+            {
+                "rank": r["rank"],
+                "host": r["host"],
+                "peak_rss_mb": r["peak_rss_mb"],
+                "local_synapses": r["local_synapses"],
+            }
+        )
+        row.update({f"time_{p}_s": t for p, t in r["phases_s"].items()})
+        rows.append(row)
+    return rows
+
+
+def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
+    """Parallel efficiency of the simulate phase against the smallest VP count of the same
+    experiment, simulator and (for strong scaling) model size, from medians over seeds.
+
+    strong: E = T(v0) v0 / (T(v) v); weak: E = T(v0) / T(v).
+    """
+    points = points.copy()
+    points["efficiency"] = np.nan
+    if "time_simulate_s" not in points:
+        return points
+    valid = points[points["valid"].astype(bool) & points["time_simulate_s"].notna()]
+    if valid.empty:
+        return points
+    strong = valid["scaling"] == "strong"
+    # The group a point is compared within: weak scaling grows the model with the VPs.
+    group = (
+        valid["experiment"].astype(str)
+        + "|"
+        + valid["simulator_build"].astype(str)
+        + "|"
+        + valid["neuron_scale"].astype(str).where(strong, "")
+        + "|"
+        + valid["indegree_scale"].astype(str).where(strong, "")
+    )
+    medians = valid.groupby([group, valid["vps"]])["time_simulate_s"].median()
+    first = medians.reset_index().sort_values("vps").groupby("level_0").first()
+    v0 = group.map(first["vps"])
+    t0 = group.map(first["time_simulate_s"])
+    ratio = t0 / valid["time_simulate_s"]
+    points.loc[valid.index, "efficiency"] = ratio.where(~strong, ratio * v0 / valid["vps"])
+    return points
+
+
+def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None):
+    """The validation verdict judged with the current tolerance (validation.judge_table: a point
+    outside it is not valid), parallel efficiency and rate agreement with NEST. Returns the points
+    and the long validation table (one row per point, population and statistic)."""
+    checks, distances, distance_paths = [], [], []
+    for point, result in validations:
+        checks.append(
+            {
+                "path": point,
+                "checked": result["checked"],
+                "reason": result.get("reason"),
+                "reference": result.get("reference"),
+            }
+        )
+        distances += result["rows"]
+        distance_paths += [point] * len(result["rows"])
+    long = pd.DataFrame(distances).assign(path=distance_paths) if distances else pd.DataFrame()
+    if checks and tolerance is not None:
+        judged = validation.judge_table(long, pd.DataFrame(checks), tolerance)
+        points = points.join(judged, on="path")
+        points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
+    else:
+        points["validation_checked"] = False
+        points["validation_passed"] = None
+        points["validation_problems"] = "not validated"
+    points = compare.add_agreement(add_efficiency(points))
+    if not long.empty:
+        keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
+        reference = pd.DataFrame(checks).set_index("path")["reference"]
+        long = points[keys].merge(long.assign(reference=long["path"].map(reference)), on="path", how="right")
+    return points, long

@@ -1,0 +1,163 @@
+"""PD14 on NEST (PyNEST), threads and MPI ranks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from snnbench.network.models import pd14
+from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.nest_kernel import kernel_timers
+
+# A model's neuron parameters (NEURON in its module, with units in the names) by NEST's names.
+NEST_NAMES = {
+    "C_m_pF": ("C_m",),
+    "tau_m_ms": ("tau_m",),
+    "tau_syn_ms": ("tau_syn_ex", "tau_syn_in"),
+    "t_ref_ms": ("t_ref",),
+    "E_L_mV": ("E_L",),
+    "V_th_mV": ("V_th",),
+    "V_reset_mV": ("V_reset",),
+    "tau_minus_ms": ("tau_minus",),
+}
+
+
+def neuron_params(neuron: dict) -> dict:
+    """The NEST parameters of a model's neuron; a parameter without a NEST name is an error, never
+    left out."""
+    unknown = sorted(set(neuron) - set(NEST_NAMES))
+    if unknown:
+        raise KeyError(f"neuron parameters without a NEST name (NEST_NAMES in {__name__}): {unknown}")
+    return {nest_name: value for key, value in neuron.items() for nest_name in NEST_NAMES[key]}
+
+
+class NestBackend(Backend):
+    name = "nest"
+    library_package = "nest"
+
+    def setup(self) -> None:
+        self.start_kernel(pd14.DT_MS)
+        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+
+    def start_kernel(self, resolution_ms: float) -> None:
+        """NEST's kernel for this point: threads, resolution, seed (every model's builder on NEST)."""
+        import nest  # imported here so that the import is timed as part of setup
+
+        self.nest = nest
+        nest.verbosity = nest.VerbosityLevel.WARNING
+        nest.ResetKernel()
+        nest.local_num_threads = self.spec["resources"]["threads_per_rank"]
+        nest.resolution = resolution_ms
+        nest.rng_seed = self.spec["seed"]
+
+    def create(self) -> None:
+        nest, net = self.nest, self.net
+        self.populations = []
+        for i, size in enumerate(net.num_neurons):
+            population = nest.Create(
+                "iaf_psc_exp",
+                size,
+                params={**neuron_params(pd14.NEURON), "I_e": net.dc_amp_pA[i]},
+            )
+            population.V_m = nest.random.normal(pd14.V0_MEAN_MV[i], pd14.V0_SD_MV[i])
+            self.populations.append(population)
+        if net.input == "poisson":
+            self.generators = nest.Create("poisson_generator", len(pd14.POPULATIONS))
+            self.generators.rate = net.poisson_rate_hz.tolist()
+        if self.model["record_spikes"]:
+            # Record the measured window only: the presimulation is the start-up transient.
+            self.recorder = nest.Create("spike_recorder", params={"start": self.model["t_presim_ms"]})
+        # One synapse-model copy per source population keeps each model below NEST's limit of
+        # about 134 M connections per virtual process and synapse model (full scale, few VPs).
+        self.synapse_models = []
+        for name in pd14.POPULATIONS:
+            model = f"pd14_from_{name}"
+            nest.CopyModel("static_synapse", model)
+            self.synapse_models.append(model)
+
+    def connect(self) -> None:
+        nest, net = self.nest, self.net
+        for t, target in enumerate(self.populations):
+            for s, source in enumerate(self.populations):
+                if net.num_synapses[t, s] == 0:
+                    continue
+                mean_w, sd_w = net.weight_mean_pA[t, s], net.weight_sd_pA[t, s]
+                # Weights and delays are redrawn (not clipped) until they have the right sign / exceed dt.
+                weight = nest.math.redraw(
+                    nest.random.normal(mean_w, sd_w),
+                    min=0.0 if mean_w > 0 else -np.inf,
+                    max=np.inf if mean_w > 0 else 0.0,
+                )
+                delay = nest.math.redraw(
+                    nest.random.normal(net.delay_mean_ms[t, s], net.delay_sd_ms[t, s]),
+                    min=pd14.DT_MS - 0.5 * pd14.DT_MS,
+                    max=np.inf,
+                )
+                nest.Connect(
+                    source,
+                    target,
+                    conn_spec={"rule": "fixed_total_number", "N": int(net.num_synapses[t, s])},
+                    syn_spec={"synapse_model": self.synapse_models[s], "weight": weight, "delay": delay},
+                )
+        for i, target in enumerate(self.populations):
+            if net.input == "poisson":
+                nest.Connect(
+                    self.generators[i],
+                    target,
+                    "all_to_all",
+                    {"weight": net.weight_ext_pA, "delay": pd14.DELAY_EXT_MS},
+                )
+            if self.model["record_spikes"]:
+                nest.Connect(target, self.recorder)
+
+    def prepare(self) -> None:
+        self.nest.Prepare()
+
+    def presimulate(self) -> None:
+        if self.model["t_presim_ms"] > 0:
+            self.nest.Run(self.model["t_presim_ms"])
+
+    def simulate(self) -> None:
+        self.nest.Run(self.model["t_sim_ms"])
+        self.nest.Cleanup()
+        # Spikes this rank's neurons fired in the last Run (the measured window), devices not
+        # counted: what a performance point, which records no spikes, processed.
+        self.spike_counter = int(self.nest.GetKernelStatus("local_spike_counter"))
+
+    def timers(self) -> dict[str, float]:
+        return kernel_timers(self.nest)
+
+    def output(self) -> RankOutput:
+        nest = self.nest
+        if self.model["record_spikes"]:
+            events = self.recorder.get("events")
+            senders, times = np.asarray(events["senders"]), np.asarray(events["times"])
+        else:
+            senders, times = np.zeros(0, dtype=int), np.zeros(0)
+        build = nest.GetKernelStatus("build_info")
+        return RankOutput(
+            rank=nest.Rank(),
+            num_ranks=nest.NumProcesses(),
+            threads=nest.local_num_threads,
+            local_synapses=int(sum(nest.GetDefaults(m, "num_connections") for m in self.synapse_models)),
+            population_first_ids=[int(p[0].global_id) for p in self.populations],
+            spike_senders=senders.astype(np.int64),
+            spike_times_ms=times.astype(float),
+            simulator_version=build["version"],
+            spike_counter=getattr(self, "spike_counter", None),
+            simulator_info={
+                "have_mpi": bool(build["have_mpi"]),
+                "threads_model": build["threads_model"],
+                "detailed_timers": "time_update" in nest.GetKernelStatus(),
+                "total_num_virtual_procs": nest.total_num_virtual_procs,
+                "mpi_library": mpi_library() if build["have_mpi"] else None,
+            },
+        )
+
+
+def mpi_library() -> str | None:
+    """The MPI library's own version string (Open MPI, MPICH, ...), via mpi4py where installed."""
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return None
+    return MPI.Get_library_version().strip().splitlines()[0]

@@ -1,0 +1,198 @@
+"""What the host that plans does once per run before any job, and a job never does: refuse a run
+whose points cannot start or cannot write, and set damaged records aside.
+
+The workflow calls prepare() only in Snakemake's main process (`workflow.is_main_process`; the
+jobs an executor starts read the workflow again, in another mode), so a job's start-up neither
+reads every record nor stats every point folder. Takes a planned campaign (snnbench.planning.campaign).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+from snnbench import environments, jsonfile, paths
+from snnbench.environments import builds, sources
+from snnbench.records import record
+
+
+class CannotRun(RuntimeError):
+    """A run refused before any job: the message says what and where, and what to do."""
+
+
+def prepare(campaign, dry_run: bool, executor: str | None = None) -> Iterator[str]:
+    """Refuse the run (CannotRun) if a point cannot start or write here, or, under a cluster
+    `executor`, if the nodes cannot see what its jobs need; set damaged files aside (in a dry run
+    only name them). Yields the lines to warn with, each as soon as it is known."""
+    refuse_space_in_python(sys.executable)
+    if executor not in LOCAL_EXECUTORS:
+        refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
+    missing_environments(campaign)
+    yield from set_aside_damaged(campaign, dry_run)
+    unwritable_points(campaign)
+    yield from fetch_sources(campaign, dry_run)
+
+
+# Snakemake's executors that run jobs on this machine (a dry run's pseudo-executors included).
+LOCAL_EXECUTORS = (None, "local", "dryrun", "touch")
+
+
+def command_line_executor() -> str | None:
+    """The executor the running `snakemake` command was given (--executor, or its profile's);
+    None where the workflow was not started from Snakemake's command line. While the Snakefile is
+    read, the workflow does not know it yet (workflow.executor_plugin is set after, and is
+    "dryrun" in a dry run)."""
+    import contextlib
+    import io
+
+    from snakemake import cli
+
+    started = Path(sys.argv[0])
+    if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
+        return None  # e.g. Snakemake's Python API
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return cli.parse_args(sys.argv[1:])[1].executor
+    except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
+        return None
+
+
+def refuse_space_in_python(python: str) -> None:
+    """Snakemake's `script:` runs the jobs' Python by its path without quotes
+    (snakemake/snakemake#2645): with a space in it, every job would fail with a bare shell error."""
+    if any(c.isspace() for c in python):
+        raise CannotRun(
+            f"The workflow's Python has a space in its path ({python}): Snakemake runs each job's Python by its "
+            "path unquoted (snakemake/snakemake#2645), so every job would fail. Clone the workflow into a path "
+            "without spaces (and run `make env` there); nothing was run."
+        )
+
+
+def needed_on_nodes(campaign) -> dict[str, str]:
+    """What a cluster's jobs read or write, by what it is: the interpreter that runs the workflow
+    (a job starts Snakemake with it), the working directory and results, the points' environments
+    (or their builds' module folders)."""
+    needed = {
+        "the workflow's Python (sys.executable)": os.path.abspath(sys.executable),
+        "the working directory": os.getcwd(),
+        "the results folder": os.path.realpath(paths.RESULTS),
+    }
+    for spec in campaign.points.values():
+        if "build" in spec and builds.is_modules(spec["build"]):
+            for folder in spec["build"].get("modulepath", []):
+                needed[f"the modulepath of build {spec['build']['name']}"] = os.path.realpath(folder)
+            continue
+        environment = builds.linked_name(spec["build"]) if "build" in spec else campaign.point_environment(spec)
+        if environment:
+            link = environments.linked(environment)
+            needed[f"the environment .venv-{environment}"] = str(link)
+            needed[f"the environment .venv-{environment} (where its link leads)"] = os.path.realpath(link)
+    return needed
+
+
+def refuse_node_local(needed: dict[str, str], node_local: list[str]) -> None:
+    """Refuse (CannotRun) if any of `needed` (what -> absolute path) lies under a node-local
+    prefix: a cluster's node has its own /tmp, so a job there would not find it."""
+    local = {
+        what: path
+        for what, path in needed.items()
+        if any(os.path.commonpath([path, prefix]) == os.path.normpath(prefix) for prefix in node_local)
+    }
+    if local:
+        lines = [f"  {what}: {path}" for what, path in local.items()]
+        raise CannotRun(
+            f"Under a node-local folder ({', '.join(node_local)}; config key slurm.node_local_paths), which the "
+            "cluster's nodes do not see:\n" + "\n".join(lines) + "\nClone the workflow onto a file system the nodes "
+            "share (e.g. your home or project folder), run `make env` there and start Snakemake from it; nothing "
+            "was run."
+        )
+
+
+def missing_environments(campaign) -> None:
+    """A point that cannot start here and whose family says that must stop the workflow (e.g. an
+    MPI point of a simulator without MPI). With conda, Snakemake makes the environments."""
+    if campaign.uses_conda:
+        return
+    missing: dict[str, list[str]] = {}
+    for path, spec in campaign.points.items():
+        reason = campaign.family_of_point(spec).missing_environment(spec)
+        if reason:
+            missing.setdefault(reason, []).append(path)
+    if missing:
+        lines = [f"{reason}\n  needed by {len(ps)} point(s), e.g. {ps[0]}" for reason, ps in missing.items()]
+        raise CannotRun("Missing environments:\n" + "\n".join(lines))
+
+
+def sources_to_fetch(campaign) -> list[str]:
+    """The third-party sources of the environments this run still has to make."""
+    return list(
+        dict.fromkeys(
+            entry["content"]["source"]["source"]
+            for key, entry in campaign.environments_to_make.items()
+            if entry["content"].get("source") and not environments.made_marker(key).exists()
+        )
+    )
+
+
+def fetch_sources(campaign, dry_run: bool) -> Iterator[str]:
+    """Every source the run's environments are built from, located or downloaded here and verified
+    before any job: on the host that plans (a cluster's login node reaches the internet where its
+    nodes may not), so that a missing one stops the run at once rather than after other builds."""
+    names = sources_to_fetch(campaign)
+    if dry_run or not names:
+        yield from (f"source {name} would be located or downloaded before the builds" for name in names)
+        return
+    settings = sources.Settings.of(campaign.config)
+    try:
+        for name, path in sources.ensure(names, settings).items():
+            yield f"source {name}: {path}"
+    except sources.SourceMissing as error:
+        raise CannotRun(f"{error}; nothing was run.") from None
+
+
+def set_aside_damaged(campaign, dry_run: bool) -> list[str]:
+    """A point's file cut short (full disk, killed copy) or not of its kind (a record the schema
+    refuses, a spec of another point) would stop every table of its experiment: set it aside, so
+    that its point (or its step) runs again (records and collected files are targets of `rule
+    all`), and say so."""
+    lines = []
+    for point, spec in campaign.points.items():
+        family = campaign.family_of_point(spec)
+        checks = {"spec.json": partial(_spec_problem, point), "record.json": record.shape_problem}
+        checks.update({name: partial(family.collected_problem, name) for name in family.collected})
+        for name, wrong_shape in checks.items():
+            lines += [line for _, line in jsonfile.set_aside_damaged([f"{point}/{name}"], dry_run, wrong_shape)]
+    return lines
+
+
+def _spec_problem(point: str, content) -> str | None:
+    if not isinstance(content, dict):
+        return "not a JSON object"
+    return None if content.get("path") == point else f"its path is {content.get('path')!r}, not {point!r}"
+
+
+def unwritable_points(campaign) -> None:
+    """A point still to be run that cannot write its folder, log or benchmark: its job would fail
+    after the others ran, and its experiment's tables would wait for it."""
+    blocked: dict[str, list[str]] = {}
+    for path, spec in campaign.points.items():
+        family = campaign.family_of_point(spec)
+        if all(Path(path, name).exists() for name in (*family.outputs, *family.collected)):
+            continue
+        for folder in (path, Path(paths.point_log(path)).parent, Path(paths.point_benchmark(path)).parent):
+            where = paths.unwritable(str(folder))
+            if where:
+                blocked.setdefault(where, []).append(path)
+    if blocked:
+        lines = [
+            f"  {where}" + (f" (needed by {len(ps)} point(s), e.g. {ps[0]})" if ps != [where] else "")
+            for where, ps in blocked.items()
+        ]
+        raise CannotRun(
+            "Cannot write where points of this run write (permissions, an immutable flag, a read-only file system "
+            "or a file in the way):\n" + "\n".join(lines) + "\nMake it writable, or leave its experiment out of the "
+            "config; nothing was run."
+        )

@@ -1,0 +1,61 @@
+"""The per-point record, one self-describing JSON document for every family: a new one (failed
+until its run says otherwise, with provenance), checked against workflow/schemas/record.schema.yaml
+and written atomically. Each family fills in its body.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+
+from snnbench.records import provenance
+from snnbench.schemas import RECORD_SCHEMA, load_schema
+
+SCHEMA_VERSION = 1
+
+
+def new(spec: dict, benchmark_files: list[Path]) -> dict:
+    """A point's record before its run: failed until the run says otherwise, with provenance
+    (benchmark_files: the code that defines the benchmark, its family's)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "point": spec,
+        "status": "failed",
+        "failure": None,
+        "provenance": provenance.collect(spec, benchmark_files),
+    }
+
+
+def validate(record: dict) -> None:
+    jsonschema.validate(record, load_schema(RECORD_SCHEMA))
+
+
+def shape_problem(content) -> str | None:
+    """What makes `content` not a record (its missing top-level keys, else the schema's first
+    complaint and where), or None."""
+    schema = load_schema(RECORD_SCHEMA)
+    if isinstance(content, dict) and (missing := [key for key in schema["required"] if key not in content]):
+        return f"no {', '.join(missing)}, see {RECORD_SCHEMA.name}"
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(content))
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path))
+    return f"{error.message}" + (f" at {where}" if where else "") + f", see {RECORD_SCHEMA.name}"
+
+
+@functools.cache
+def _validator():
+    schema = load_schema(RECORD_SCHEMA)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def write(record: dict, path: Path) -> None:
+    """Validate, then write atomically so a killed writer never leaves half a record."""
+    validate(record)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
+    os.replace(tmp, path)

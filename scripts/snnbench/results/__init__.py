@@ -1,0 +1,1 @@
+"""What is done with finished results: archives, the report, regressions, runs made elsewhere."""

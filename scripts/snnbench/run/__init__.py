@@ -1,0 +1,1 @@
+"""Running a point's child process: process-group supervision and time limits."""

@@ -1,0 +1,66 @@
+"""Records -> tidy tables across families: each record's family makes its row (snnbench.families)
+and judges what needs several points; the columns every record has and reading / writing the
+tables are snnbench.table's.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from snnbench import families
+from snnbench.jsonfile import read_json
+from snnbench.records.columns import read_benchmark
+
+
+def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
+    """One record as the columns of points.csv, made by its family."""
+    return families.of_spec(rec["point"]).row(rec, bounds, benchmark)
+
+
+def collect_tables(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    collected_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """points, ranks and the long validation table of some records, with Snakemake's benchmarks
+    and the files each point's family collects beside its record (PD14: validate_point's result).
+    Each family turns its records into rows and judges what needs several points (validation
+    verdict with the current tolerance, efficiency, agreement)."""
+    benchmark_paths = benchmark_paths or [None] * len(record_paths)
+    beside: dict[str, dict] = {}
+    for path in map(str, collected_paths or []):  # os.path: pathlib costs ~0.1 ms a call, twice per point
+        folder, name = os.path.split(path)
+        beside.setdefault(folder, {})[name] = path
+    rows, ranks, extras = {}, [], {}
+    for path, bench in zip(record_paths, benchmark_paths, strict=True):
+        rec = read_json(path)
+        family = families.of_spec(rec["point"])
+        rows.setdefault(family.name, []).append(family.row(rec, bounds, read_benchmark(bench)))
+        ranks += family.rank_rows(rec)
+        files = beside.get(os.path.dirname(str(path)), {})
+        extras.setdefault(family.name, []).append((rec["point"]["path"], {n: read_json(f) for n, f in files.items()}))
+    tables, longs = [], []
+    for name, family_rows in rows.items():
+        family = families.get(name)
+        points, long = family.finish_table(pd.DataFrame(family_rows), extras[name], tolerance)
+        tables.append(points.sort_values([k for k in family.sort_keys if k in points], ignore_index=True))
+        longs.append(long)
+    points = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    long = pd.concat([t for t in longs if not t.empty], ignore_index=True) if any(not t.empty for t in longs) else None
+    return points, pd.DataFrame(ranks), long if long is not None else pd.DataFrame()
+
+
+def collect(
+    record_paths: list,
+    bounds: dict,
+    benchmark_paths: list | None = None,
+    collected_paths: list | None = None,
+    tolerance: dict | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """points and ranks tables (see collect_tables)."""
+    points, ranks, _ = collect_tables(record_paths, bounds, benchmark_paths, collected_paths, tolerance)
+    return points, ranks

@@ -1,0 +1,73 @@
+"""snn-training records -> table rows: parameters, status, the medians / quartiles / IQR of
+forward, backward and step, warm-up, memory, spike rate and the FLOP sanity check."""
+
+from __future__ import annotations
+
+from snnbench.records.columns import outcome_columns
+
+
+def training_row(rec: dict, benchmark: dict | None = None) -> dict:
+    """One snn-training point as columns: its parameters, status, the medians / quartiles / IQR
+    of forward, backward and step (s), warm-up and compile time, memory, spike rate, the FLOP
+    sanity check and provenance. A point is valid when it ran and passed the sanity check."""
+    spec = rec["point"]
+    model = spec["model"]
+    training = rec.get("training", {})
+    framework = training.get("framework", {})
+    row = {
+        "experiment": spec["experiment"],
+        "model_name": spec["model_name"],
+        "simulator": spec["simulator"],
+        "framework": spec["simulator"],
+        "device": spec["device"],
+        "threads": spec["resources"]["threads"],
+        "dtype": model["dtype"],
+        "matmul_precision": model["matmul_precision"],
+        "time_loop": model["time_loop"],
+        "loop": framework.get("time_loop"),
+        "n": model["n"],
+        "T": model["T"],
+        "batch": model["batch"],
+        "repetitions": spec["timing"]["repetitions"],
+        "seed": spec["seed"],
+        "path": spec["path"],
+        **outcome_columns(rec),
+        "framework_version": framework.get("version"),
+        "torch_version": framework.get("torch_version"),
+    }
+    row.update(benchmark or {})
+    if rec["status"] != "ok":
+        row["valid"] = False
+        return row
+    row.update(measurement_columns(training))
+    sanity = training["sanity"]
+    # Sanity before performance: a time below the FLOP bound is a measurement error, not a result.
+    row["valid"] = bool(sanity["passed"])
+    return row
+
+
+def measurement_columns(training: dict) -> dict:
+    """Times (medians, quartiles), warm-up, memory, activity and the FLOP sanity check of a finished point."""
+    columns = {}
+    for name in ("forward", "backward", "step"):
+        stats = training["timing"][f"{name}_s"]
+        columns.update({f"{name}_{k}_s": stats[k] for k in ("median", "q1", "q3", "iqr", "min", "max")})
+    warmup = training["timing"]["warmup"]
+    columns.update(
+        warmup_steps=warmup["steps"],
+        warmup_settled=warmup["settled"],
+        first_step_s=warmup["first_step_s"],
+        compile_s=warmup["compile_s"],
+        device_name=training["device"]["name"],
+    )
+    columns.update(training["memory"])
+    columns.update({k: training["activity"][k] for k in ("spike_rate", "target_rate", "reference_rate", "input_gain")})
+    sanity = training["sanity"]
+    columns.update(
+        flops_forward=sanity["flops_forward"],
+        peak_flops=sanity["peak_flops"],
+        min_forward_s=sanity["min_time_s"]["forward"],
+        sanity_passed=sanity["passed"],
+        sanity_problems="; ".join(sanity["problems"]),
+    )
+    return columns
