@@ -7,11 +7,6 @@ VENV := .venv
 ENVS := envs/workflow.yaml envs/nest.yaml envs/pynn-nest.yaml envs/dev.yaml
 PROFILE ?= local
 SNAKEMAKE := $(VENV)/bin/snakemake --profile profiles/$(PROFILE)
-# The snn-training family: one environment per CPU-capable library (envs/<name>.yaml); tested
-# equal to the frameworks' registry (snnbench.training.spec.FRAMEWORKS).
-TRAINING_ENVS := torch snntorch norse sinabs spikingjelly rockpool
-# The snn-data family's environment (tonic, CPU torch): snnbench.data.spec.ENVIRONMENT.
-DATA_ENV := tonic
 INSTALL_SNNBENCH = $(1)/bin/pip install --quiet --no-deps -e .
 # Third-party sources not on a package index (GeNN, the multi-area model): each a URL and a digest of
 # its files (snnbench.environments.sources), looked up in $SNNBENCH_THIRD_PARTY, the checkout's third_party/ and the
@@ -23,8 +18,6 @@ SOURCES = PYTHONPATH=scripts $(PYTHON) -m snnbench.environments.sources
 ifneq ($(word 2,$(CURDIR)),)
 $(error this checkout's path has a space ($(CURDIR)): Snakemake runs each job's Python by its path unquoted (snakemake/snakemake#2645), so every job would fail; clone into a path without spaces)
 endif
-# The PD14 simulators' environments that make test uses (besides .venv).
-NETWORK_ENVS := nest-mpi brian2 brian2genn pygenn
 # The pinned `name==version` lines of conda env files' pip sections (as snnbench.environments.pins
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
@@ -54,7 +47,7 @@ env-%: env
 
 ## training-envs: the environments of the snn-training family's CPU-capable libraries
 training-envs: env
-	$(VENV)/bin/python -m snnbench.environments.maker $(TRAINING_ENVS)
+	$(VENV)/bin/python -m snnbench.planning.environments snn-training
 
 ## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
 run-training: env
@@ -113,7 +106,7 @@ PYTEST_WORKERS ?= 2
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them, and linked into this checkout)
 test: sources env hwloc lmod
-	$(VENV)/bin/python -m snnbench.environments.maker $(NETWORK_ENVS) $(TRAINING_ENVS) $(DATA_ENV)
+	$(VENV)/bin/python -m snnbench.planning.environments
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 ## sources: every third-party source located or downloaded, and verified (first in make test: a missing one
@@ -192,7 +185,7 @@ bench-gpu: export CUDA_PATH ?= $(patsubst %/bin/nvcc,%,$(realpath $(shell comman
 # Each experiment file runs to its end (failed points are recorded with their reasons), then the table.
 bench-gpu: env
 	$(foreach experiments,$(GPU_EXPERIMENTS),$(SNAKEMAKE) --configfile $(experiments) --keep-going $(ARGS) || true;)
-	$(VENV)/bin/python -m snnbench.network.gpu_summary $(GPU_EXPERIMENTS)
+	$(VENV)/bin/python -m snnbench.dev.gpu_summary $(GPU_EXPERIMENTS)
 
 ## prepare-gpu: for a GPU machine without a package index: the GeNN archives into third_party/ and the GPU
 ## environments' wheels for Python 3.12 into gpu-bundle/wheels (both ignored; <= 64 MiB), e.g. ARGS=--dry-run

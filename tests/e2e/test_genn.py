@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, REPO, copy_workflow, experiment, run_first_point, snakemake, validated
 from snnbench import environments
-from snnbench.network import gpu_summary
+from snnbench.dev import gpu_summary
 from snnbench.network.models import pd14
 
 TINY = {"neuron_scale": 0.02, "indegree_scale": 0.1, "t_presim_ms": 100, "t_sim_ms": 500}
@@ -172,4 +172,4 @@ def test_bench_gpu_plans_every_gpu_point(workflow_copy):
                 assert f"experiment={name}, point={simulator}/nodes1_ranks1_threads8/{scale}/seed{seed}" in planned
     snakemake(workflow_copy, "--configfile", "config/experiments/snn-training-gpu.yaml", "--dry-run")
     make = subprocess.run(["make", "-n", "bench-gpu"], cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert "config/experiments/gpu.yaml" in make.stdout and "snnbench.network.gpu_summary" in make.stdout
+    assert "config/experiments/gpu.yaml" in make.stdout and "snnbench.dev.gpu_summary" in make.stdout

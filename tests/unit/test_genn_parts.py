@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import config_problems, experiment, validated
 from snnbench import environments, planning
+from snnbench.network import simulators
 from snnbench.network.models import pd14
 from snnbench.network.simulators import environment_for, genn
 
@@ -61,9 +62,8 @@ def test_genn_points_get_their_options_gpus_and_environment():
     assert environment_for(specs["genn"]) == environment_for(specs["genn-cpu"]) == "pygenn"
     defaults = validated(experiment(simulators=["genn-cpu"]))["experiments"][0]
     assert planning.expand_points(defaults)[0]["simulator_options"] == {"procedural_connectivity": False}
-    assert (
-        pd14.PD14.builders["genn"] == pd14.PD14.builders["genn-cpu"] == "snnbench.network.simulators.genn:GennBackend"
-    )
+    genn_backend = "snnbench.network.simulators.genn:GennBackend"
+    assert simulators.builder("genn", "pd14") == simulators.builder("genn-cpu", "pd14") == genn_backend
 
 
 def test_procedural_connectivity_on_the_cpu_backend_is_refused_before_any_job():
@@ -119,7 +119,7 @@ def test_the_gpu_bundle_asks_pip_for_the_gpu_machines_python(tmp_path):
 
 def test_the_gpu_table_keeps_pygenns_connectivity_apart():
     import pandas as pd
-    from snnbench.network import gpu_summary
+    from snnbench.dev import gpu_summary
 
     points = pd.DataFrame(
         {"simulator": ["nest", "genn", "genn", "brian2-genn"], "connectivity": [None, "sparse", "procedural", None]}
@@ -131,7 +131,7 @@ def test_the_gpu_table_keeps_pygenns_connectivity_apart():
 
 
 def test_the_gpu_table_gives_a_failure_on_one_line():
-    from snnbench.network import gpu_summary
+    from snnbench.dev import gpu_summary
 
     reason = (
         "simulation exited with code 1; last log lines:\nTraceback (most recent call last):\n"

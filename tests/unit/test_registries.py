@@ -22,8 +22,10 @@ def make_variable(name: str) -> list[str]:
 
 
 def test_schema_simulators_are_the_registry():
+    """The schema file names no simulator: the enum is made from the registry (plugins included)."""
     enum = schema()["$defs"]["experiment"]["properties"]["simulators"]["items"]["enum"]
-    assert sorted(enum) == sorted(SIMULATORS)
+    assert enum == list(SIMULATORS)
+    assert "nest" not in (REPO / "workflow" / "schemas" / "config.schema.yaml").read_text().split("enum:")[1][:200]
 
 
 def test_schema_frameworks_are_the_registry():
@@ -65,13 +67,26 @@ def test_every_environment_named_has_its_file():
 
 
 def test_makefile_environment_lists_are_the_registries():
+    """The Makefile lists only .venv's environments; make test and make training-envs take the others
+    from the families' registries (snnbench.planning.environments)."""
     assert make_variable("ENVS") == [f"envs/{env}.yaml" for env in environments.MAIN]
-    # `make training-envs`: the environments of the frameworks that run on a CPU.
-    # lava-dl is documented as unavailable here (no installable environment).
+    makefile = (REPO / "Makefile").read_text()
+    assert "python -m snnbench.planning.environments snn-training" in makefile
+    for variable in ("TRAINING_ENVS", "NETWORK_ENVS", "DATA_ENV"):
+        assert f"{variable} :=" not in makefile
+
+
+def test_the_cpu_environments_come_from_the_registries():
+    from snnbench.planning.environments import cpu_environments
+
+    # The training frameworks that run on a CPU (lava-dl is documented as unavailable here).
     cpu = {f.environment for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable}
-    assert sorted(make_variable("TRAINING_ENVS")) == sorted(cpu)
-    # `make test` builds the snn-data family's environment (DATA_ENV).
-    assert make_variable("DATA_ENV") == [families.get("snn-data").environment({})]
+    assert set(cpu_environments(["snn-training"])) == cpu
+    assert cpu_environments(["snn-data"]) == [families.get("snn-data").environment({})]
+    # The network simulators that run without a GPU, their MPI environment too; brian2cuda needs a GPU.
+    network = cpu_environments(["pd14"])
+    assert set(network) == {"nest-mpi", "brian2", "brian2genn", "pygenn"} and "brian2cuda" not in network
+    assert set(cpu_environments([])) == {*network, *cpu, "tonic"}
 
 
 @pytest.mark.parametrize(

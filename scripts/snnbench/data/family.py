@@ -135,6 +135,9 @@ class Data(Family):
 
         return ENVIRONMENT
 
+    def cpu_environments(self) -> list[str]:
+        return [self.environment({})]
+
     def resources(self, spec: dict, config: dict) -> dict:
         from snnbench.run import child
 

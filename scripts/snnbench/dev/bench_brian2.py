@@ -21,12 +21,9 @@ import tempfile
 from pathlib import Path
 from statistics import median
 
-from snakemake.utils import validate
-
+from snnbench import planning
 from snnbench.dev.benchkit import bench_config, interleaved_pairs, run_simulate
 from snnbench.network.simulators import EnvironmentMissing, python_for
-from snnbench.planning.experiments import expand_points
-from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_RATIO = 2.0
 SIMULATORS = ("nest", "brian2-cpp")
@@ -53,8 +50,8 @@ def specs(args: argparse.Namespace) -> list[dict]:
     experiment["resources"] = {"nodes": [1], "ranks_per_node": [1], "threads_per_rank": [args.threads]}
     experiment["pd14"]["record_spikes"] = True
     experiment["brian2"] = {"delay_bins": 4}
-    validate(config, str(CONFIG_SCHEMA))  # the Brian2 options' defaults too, as the workflow does
-    return expand_points(config["experiments"][0])
+    planning.plan(config)  # the Brian2 options' defaults too, as the workflow plans them
+    return planning.expand_points(config["experiments"][0])
 
 
 def run(spec: dict, tmp: Path) -> dict:

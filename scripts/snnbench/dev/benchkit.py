@@ -11,10 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from snakemake.utils import validate
-
+from snnbench import planning
 from snnbench.network.simulators import python_for
-from snnbench.schemas import CONFIG_SCHEMA
 
 GOAL_OVERHEAD_S = 2.0
 GOAL_OVERHEAD_PCT = 5.0
@@ -46,7 +44,7 @@ def bench_config(args: argparse.Namespace, name: str = "bench", simulators: tupl
             }
         ]
     }
-    validate(config, str(CONFIG_SCHEMA))
+    planning.plan(config)  # checked and its defaults filled in, as the workflow plans it
     return config
 
 

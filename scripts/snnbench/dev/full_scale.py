@@ -15,9 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
-from snnbench import families
+from snnbench import planning
 from snnbench.jsonfile import read_json
 from snnbench.network.models import pd14
 from snnbench.network.models.pd14 import estimate_mem_mb
@@ -62,10 +60,10 @@ def summary(rec: dict) -> list[str]:
 
 def main(argv: list[str]) -> None:
     workdir = Path(argv[0]) if argv else Path.cwd()
-    family = families.get("pd14")
-    for experiment in yaml.safe_load(EXPERIMENT_FILE.read_text())["experiments"]:
-        for spec in family.expand(dict(experiment, scaling=experiment.get("scaling", "strong"))):
-            path = workdir / spec["path"] / "record.json"
+    campaign = planning.plan_files([EXPERIMENT_FILE])
+    for experiment in campaign.experiments:
+        for path in campaign.points_of(experiment):
+            path = workdir / path / "record.json"
             print("\n".join(summary(read_json(path))) if path.exists() else f"{path}: no record (run the workflow)")
 
 

@@ -13,7 +13,6 @@ import os
 from functools import cache
 
 from snnbench.families.base import Family
-from snnbench.schemas import CONFIG_SCHEMA, load_schema
 
 # name -> "module:Class", imported on demand (a family's modules may need its own environment).
 FAMILIES = {
@@ -24,7 +23,11 @@ FAMILIES = {
 # family object per model.
 NETWORK = "snnbench.network.family:Network"
 NETWORK_MODELS = "snnbench.network.models"
-DEFAULT = "pd14"  # the family of an experiment that names no `model` (the schema's default too)
+NETWORK_SCHEMA = "snnbench.network.schema"
+NETWORK_SIMULATORS = "snnbench.network.simulators"
+# The family (network model) of an experiment that names no `model`, and of a spec written before
+# models had names: the one place this default is written (the schema's default comes from it).
+DEFAULT = "pd14"
 
 
 class UnknownFamily(ValueError):
@@ -57,13 +60,16 @@ def of_spec(spec: dict) -> Family:
 
 
 def config_schema() -> dict:
-    """The config schema with every registered family's experiment block: the schema file, plus the
-    parameter blocks of network models registered from outside (snnbench.network.models)."""
-    network_models = importlib.import_module(NETWORK_MODELS)
-    return _config_schema(os.environ.get(network_models.EXTRA_VARIABLE, ""))
+    """The config schema with every registered family's parts: the schema file, plus the network
+    family's registries (models with their parameter blocks, simulators: snnbench.network.schema)."""
+    registries = [importlib.import_module(m).EXTRA_VARIABLE for m in (NETWORK_MODELS, NETWORK_SIMULATORS)]
+    return _config_schema(tuple(os.environ.get(variable, "") for variable in registries))
 
 
 @cache
-def _config_schema(registered_models: str) -> dict:  # cached per value of the models' variable
+def _config_schema(registered: tuple[str, ...]) -> dict:  # cached per value of the registries' variables
+    # (imported here: the network models import this registry in simulators' environments without jsonschema)
+    from snnbench.schemas import CONFIG_SCHEMA, load_schema
+
     schema = copy.deepcopy(load_schema(CONFIG_SCHEMA))
-    return importlib.import_module(NETWORK_MODELS).compose_schema(schema)
+    return importlib.import_module(NETWORK_SCHEMA).compose(schema, list(FAMILIES), DEFAULT)

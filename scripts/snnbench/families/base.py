@@ -63,6 +63,11 @@ class Family:
         """The point's environment (envs/<name>.yaml)."""
         raise NotImplementedError
 
+    def cpu_environments(self) -> list[str]:
+        """The environments (envs/<name>.yaml) this family's points use on a machine without a GPU,
+        besides the workflow's own: what `make test` makes (snnbench.planning.environments)."""
+        return []
+
     def workflow_makes_environment(self, spec: dict) -> bool:
         """Whether the workflow makes the point's environment before it runs (False: one made by hand,
         whose file cannot be installed as it is, e.g. CUDA kernels built on a GPU machine)."""

@@ -9,7 +9,6 @@ point counts as not run and is redone when the workflow resumes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ import numpy as np
 from snnbench.environments import EnvironmentMissing, builds
 from snnbench.machine import energy, hardware, lmod
 from snnbench.machine.memory import process_mb
-from snnbench.network import activity, models, race
+from snnbench.network import activity, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import REPO
@@ -106,12 +105,10 @@ def _launch(spec: dict, spec_path: Path, rank_dir: Path, rec: dict) -> tuple[lis
 
 def benchmark_files(spec: dict) -> list[Path]:
     """The code that defines a network point's benchmark: the model, the driver and the model's builder
-    on the point's simulator with that simulator's helpers (found, not imported: the simulator need
-    not be installed here)."""
+    on the point's simulator with that simulator's helpers."""
     model = models.of_spec(spec)
-    builder = Path(importlib.util.find_spec(model.builders[spec["simulator"]].split(":")[0]).origin)
-    helpers = sorted(builder.with_suffix("").parent.glob(builder.stem.split("_")[0] + "/*.py"))
-    return [*model.files(), Path(__file__).with_name("simulate.py"), builder, *helpers]
+    builder = simulators.builder_files(spec["simulator"], model.name)
+    return [*model.files(), Path(__file__).with_name("simulate.py"), *builder]
 
 
 def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) -> dict:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from snnbench import environments
 from snnbench.environments import builds
 from snnbench.families.base import Family
 from snnbench.network import execute, models, race, rows
-from snnbench.network.simulators import SIMULATORS, EnvironmentMissing, environment_for, genn
+from snnbench.network import simulators as simulator_registry
+from snnbench.network.simulators import EnvironmentMissing, environment_for
 
 
 def fmt_scale(x: float) -> str:
@@ -29,7 +31,7 @@ class Network(Family):
     )
     point_regex = {
         # The simulator, and its build where the experiment names builds (snnbench.environments.builds.label).
-        "simulator": f"(?:{'|'.join(SIMULATORS)})(?:@[A-Za-z0-9][A-Za-z0-9_.-]*)?",
+        "simulator": f"(?:{'|'.join(simulator_registry.registered())})(?:@[A-Za-z0-9][A-Za-z0-9_.-]*)?",
         "nodes": r"\d+",
         "ranks_per_node": r"\d+",
         "threads_per_rank": r"\d+",
@@ -59,17 +61,18 @@ class Network(Family):
         """What the schema cannot say: repeated simulators, model times off the 0.1 ms grid, and
         model sizes so small that a population has no neuron (it would fail inside the simulator)."""
         where = f"experiments[{index}] ({experiment['name']})"
-        problems = builds.check(where, experiment, {name: s.build_package for name, s in SIMULATORS.items()})
+        packages = {name: s.build_package for name, s in simulator_registry.registered().items()}
+        problems = builds.check(where, experiment, packages)
         if problems:
             return problems  # points cannot be expanded without their builds
         simulators = experiment["simulators"]
         if len(set(simulators)) != len(simulators):
             problems.append(f"{where}: simulators must not repeat: {simulators}")
-        unbuilt = [s for s in simulators if s not in self.model.builders]
+        unbuilt = [s for s in simulators if simulator_registry.builder(s, self.name) is None]
         if unbuilt:
             problems.append(
                 f"{where}: model {self.name} has no builder for simulators {', '.join(unbuilt)} "
-                f"(it runs on {', '.join(self.model.builders)})"
+                f"(it runs on {', '.join(simulator_registry.simulators_of(self.name))})"
             )
             return problems
         model, dt_ms = experiment[self.name], self.model.dt_ms
@@ -79,7 +82,7 @@ class Network(Family):
                 problems.append(
                     f"{where}: {self.name}.{key} = {model[key]:g} is not a multiple of the resolution {dt_ms} ms"
                 )
-        problems += genn.option_problems(where, experiment)
+        problems += simulator_registry.option_problems(where, experiment)
         if "race" in experiment and self.model.race is None:
             raced = [name for name in models.names() if models.get(name).race]
             problems.append(
@@ -168,6 +171,15 @@ class Network(Family):
             f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}." + _race_summary(experiment)
         ).strip()
 
+    def cpu_environments(self) -> list[str]:
+        """The environments of the simulators that build this model without a GPU (MPI ones too)."""
+        cpu = [s for name, s in simulator_registry.registered().items() if not s.gpus and name in self._simulators()]
+        named = [env for s in cpu for env in (s.environment, s.mpi_environment) if env]
+        return [env for env in dict.fromkeys(named) if env not in environments.MAIN]
+
+    def _simulators(self) -> list[str]:
+        return simulator_registry.simulators_of(self.name)
+
     def environment(self, spec: dict) -> str:
         return environment_for(spec)
 
@@ -250,8 +262,9 @@ def _simulator_builds(experiment: dict) -> list[tuple[str, dict | None]]:
     named = experiment.get("builds") or {}
     if not named:
         return [(simulator, None) for simulator in experiment["simulators"]]
+    registered = simulator_registry.registered()
     return [
-        (simulator, builds.point_build(SIMULATORS[simulator].environment, SIMULATORS[simulator].build_package, n, b))
+        (simulator, builds.point_build(registered[simulator].environment, registered[simulator].build_package, n, b))
         for simulator in experiment["simulators"]
         for n, b in named.items()
     ]
@@ -283,7 +296,7 @@ def _add_simulator_fields(spec: dict, experiment: dict) -> None:
     """Fields only some simulators have, added only to their points (other points' specs, and so
     their finished results, stay as they were): GPUs per point, and the simulator's options (the
     experiment's `brian2` or `genn`)."""
-    simulator = SIMULATORS[spec["simulator"]]
+    simulator = simulator_registry.registered()[spec["simulator"]]
     if simulator.gpus:
         spec["resources"]["gpus"] = simulator.gpus
     if simulator.options:

@@ -114,6 +114,12 @@ class Training(Family):
 
         return environment_for(spec)
 
+    def cpu_environments(self) -> list[str]:
+        from snnbench.training.spec import FRAMEWORKS
+
+        usable = [f for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable]
+        return list(dict.fromkeys(f.environment for f in usable))
+
     def workflow_makes_environment(self, spec: dict) -> bool:
         # CUDA-only libraries build their kernels against a CUDA torch, by hand on a GPU machine (their
         # envs files say how); unavailable ones have none. Their points are skipped or fail with the reason.

@@ -10,19 +10,17 @@ workflow, its jobs, the ranks) inherits it.
 
 from __future__ import annotations
 
-import copy
 import importlib
-import json
 import os
 from functools import cache
 
+from snnbench.families import DEFAULT
 from snnbench.network.models.base import NetworkModel
 
 MODELS = {
     "pd14": "snnbench.network.models.pd14:PD14",
     "hpc_benchmark": "snnbench.network.models.hpc_benchmark:HpcBenchmark",
 }
-DEFAULT = "pd14"  # the model of a spec written before models had names
 EXTRA_VARIABLE = "SNNBENCH_NETWORK_MODELS"
 
 
@@ -46,29 +44,3 @@ def get(name: str) -> NetworkModel:
     """The model named `name`; KeyError if none is registered under it."""
     module, cls = registered()[name].split(":")
     return getattr(importlib.import_module(module), cls)()
-
-
-def compose_schema(schema: dict) -> dict:
-    """The config schema with the parameter block of every model registered from outside: its name
-    in the `model` enum, its block (the model's `parameter_schema`) a key of a network experiment,
-    and the rules the schema writes for PD14's block (required for its model; one neuron scale for
-    the scaling) repeated for it. PD14's block is written in the schema file; every other model's
-    is its module's `parameter_schema`."""
-    experiment = schema["$defs"]["experiment"]
-    enum = experiment["properties"]["model"]["enum"]
-    # The default model's rules on its block that hold for any model's (one neuron scale per scaling).
-    rules = [rule for rule in experiment["allOf"] if f'"{DEFAULT}"' in json.dumps(rule.get("then", {}))]
-    rules = [rule for rule in rules if "scaling" in json.dumps(rule.get("if", {}))]
-    for name in registered():
-        if name in enum:
-            continue
-        block = get(name).parameter_schema
-        if block is None:
-            raise ValueError(f"network model {name!r} ({registered()[name]}) declares no parameter_schema")
-        enum.append(name)
-        experiment["properties"][name] = copy.deepcopy(block)
-        required = {"required": ["model"], "properties": {"model": {"const": name}}}
-        experiment["allOf"].append({"if": required, "then": {"required": [name]}})
-        for rule in rules:
-            experiment["allOf"].append(json.loads(json.dumps(rule).replace(f'"{DEFAULT}"', json.dumps(name))))
-    return schema

@@ -2,8 +2,9 @@
 
 A model is data and arithmetic: its populations, its size at a neuron and in-degree scale (neurons
 per population, expected synapses), the activity it should show, the checks of its config block
-that the schema cannot make, and a memory estimate. How it is built is per simulator: `builders`
-names one Backend subclass per simulator that runs it (snnbench.network.simulators.base).
+that the schema cannot make, and a memory estimate. How it is built is per simulator: a Backend
+subclass (snnbench.network.simulators.base) named by the simulator's registry entry or by the
+model's own `builders`.
 Every model's parameter block (the experiment's key of the model's name) has the keys the family
 reads: neuron_scale (or neuron_scale_per_vp for weak scaling), indegree_scale, t_presim_ms,
 t_sim_ms, record_spikes and input.
@@ -15,6 +16,51 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+
+def parameter_block(description: str, neuron_scale: str, indegree_scale: str, inputs: dict[str, str], **keys) -> dict:
+    """A model's parameter block for the config schema (its `parameter_schema`): the keys every model
+    has, described in the model's words (neuron_scale, indegree_scale; inputs: each `input` value
+    with what it means), with the defaults and descriptions of `keys` (t_presim_ms, t_sim_ms, ...:
+    {"description": ..., "default": ...}) over the common ones. The rules every block gets (required
+    for its model, one neuron scale per scaling) come from snnbench.network.schema."""
+    number = {"type": "number", "exclusiveMinimum": 0}
+    properties = {
+        "neuron_scale": {"description": neuron_scale, **number},
+        "neuron_scale_per_vp": {
+            "description": "Neuron scale per virtual process (weak scaling): each point runs neuron_scale = "
+            "neuron_scale_per_vp x VPs.",
+            **number,
+        },
+        "indegree_scale": {"description": indegree_scale, **number, "maximum": 1},
+        "t_presim_ms": {
+            "description": "Presimulation (start-up transient, not measured as simulation), ms.",
+            "type": "number",
+            "minimum": 0,
+            "default": 100.0,
+        },
+        "t_sim_ms": {"description": "Measured simulation time, ms (model time).", **number, "default": 1000.0},
+        "input": {
+            "description": "External drive: " + "; ".join(f"{name}: {what}" for name, what in inputs.items()) + ".",
+            "type": "string",
+            "enum": list(inputs),
+            "default": next(iter(inputs)),
+        },
+        "record_spikes": {
+            "description": "Record all spikes of the measured window (needed for rates and the activity check).",
+            "type": "boolean",
+            "default": True,
+        },
+    }
+    for key, overrides in keys.items():
+        properties[key] = {**properties[key], **overrides}
+    return {
+        "description": description,
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["indegree_scale"],
+        "properties": properties,
+    }
 
 
 @dataclass(frozen=True)
@@ -35,10 +81,12 @@ class NetworkModel:
     title = "abstract"  # in words, for captions
     populations: tuple[str, ...] = ()
     dt_ms = 0.1  # the simulation resolution; model times must be multiples of it
-    # simulator -> "module:Class" of the Backend that builds this model on it.
+    # simulator -> "module:Class": Backends this model brings for simulators whose registry entry
+    # does not build it (a model kept outside the package builds itself on existing simulators;
+    # the package's models are built by the simulators' entries, snnbench.network.simulators).
     builders: dict[str, str] = {}
-    # JSON schema of the model's parameter block (composed into the config schema; PD14's is
-    # written in workflow/schemas/config.schema.yaml).
+    # JSON schema of the model's parameter block, composed into the config schema (snnbench.network.schema;
+    # parameter_block writes the keys every model has).
     parameter_schema: dict | None = None
     # Figures of the model's experiments beside the config's (figure name -> panel names).
     figures: dict[str, list[str]] = {}

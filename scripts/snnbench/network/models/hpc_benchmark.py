@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snnbench.network.models.base import NetworkModel, Size
+from snnbench.network.models.base import NetworkModel, Size, parameter_block
 
 POPULATIONS = ("E", "I")
 NEURONS_PER_SCALE = np.array([9000, 2250])  # at scale 1: 11 250 neurons
@@ -149,37 +149,13 @@ def merge_weights(parts: list[dict], initial_pA: float) -> dict:
     return merged
 
 
-DEFAULTS = {"t_presim_ms": 100.0, "t_sim_ms": 1000.0, "input": "poisson", "record_spikes": True}
-PARAMETERS = {
-    "description": "hpc_benchmark parameters (NEST's pynest/examples/hpc_benchmark.py).",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["indegree_scale"],
-    "properties": {
-        "neuron_scale": {
-            "description": "The example's `scale` (strong scaling): 1 = 11 250 neurons (9 000 E, 2 250 I).",
-            "type": "number",
-            "exclusiveMinimum": 0,
-        },
-        "neuron_scale_per_vp": {
-            "description": "Scale per virtual process (weak scaling): neuron_scale = neuron_scale_per_vp x VPs.",
-            "type": "number",
-            "exclusiveMinimum": 0,
-        },
-        "indegree_scale": {
-            "description": "Fraction of the 9 000 + 2 250 inputs per neuron; weights x 1/indegree_scale keep the mean.",
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": 1,
-        },
-        "t_presim_ms": {"description": "Presimulation, ms (beNNch: 500).", "type": "number", "minimum": 0},
-        "t_sim_ms": {"description": "Measured simulation, ms.", "type": "number", "exclusiveMinimum": 0},
-        "input": {"description": "External drive: one Poisson input per neuron.", "enum": ["poisson"]},
-        "record_spikes": {"description": "Record the measured window's spikes.", "type": "boolean"},
-    },
-}
-for _key, _default in DEFAULTS.items():
-    PARAMETERS["properties"][_key]["default"] = _default
+PARAMETERS = parameter_block(
+    "hpc_benchmark parameters (NEST's pynest/examples/hpc_benchmark.py).",
+    neuron_scale="The example's `scale` (strong scaling): 1 = 11 250 neurons (9 000 E, 2 250 I).",
+    indegree_scale="Fraction of the 9 000 + 2 250 inputs per neuron; weights x 1/indegree_scale keep the mean.",
+    inputs={"poisson": "one Poisson input per neuron"},
+    t_presim_ms={"description": "Presimulation, ms (beNNch: 500)."},
+)
 
 # Memory per neuron and per synapse: PD14's measured figures (snnbench.network.models.pd14),
 # twice for every synapse as a conservative allowance for the plastic ones; not measured for this model.
@@ -191,10 +167,6 @@ class HpcBenchmark(NetworkModel):
     title = "hpc_benchmark (NEST's weak-scaling model)"
     populations = POPULATIONS
     dt_ms = DT_MS
-    builders = {
-        "nest": "snnbench.network.simulators.nest.hpc_benchmark:HpcBenchmarkNest",
-        "brian2-cpp": "snnbench.network.simulators.brian2.hpc_benchmark:HpcBenchmarkBrian2",
-    }
     parameter_schema = PARAMETERS
     figures = {"weights": ["ee_weight_distribution"]}  # snnbench.figures.plasticity
     weight_bins_relative = WEIGHT_BINS_RELATIVE  # of the records' and the table's weight histograms

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from snnbench.network.models.base import NetworkModel, Size
+from snnbench.network.models.base import NetworkModel, Size, parameter_block
 
 POPULATIONS = ("L23E", "L23I", "L4E", "L4I", "L5E", "L5I", "L6E", "L6I")
 EXCITATORY = tuple(name.endswith("E") for name in POPULATIONS)
@@ -222,6 +222,19 @@ def estimate_mem_mb(spec: dict) -> int:
     return math.ceil(MEMORY_HEADROOM * (res["ranks_per_node"] * interpreter + network)) + WRAPPER_MB
 
 
+PARAMETERS = parameter_block(
+    "PD14 model parameters.",
+    neuron_scale=(
+        "Neurons relative to the 77 169 of the full model (strong scaling): 0.1 = 10 %. Values above 1 upscale "
+        "the model (more neurons with the same in-degrees, so more synapses; what weak scaling reaches on many "
+        "VPs): rates stay those of the full model. Every population needs at least one neuron "
+        "(neuron_scale >= 9.39e-4)."
+    ),
+    indegree_scale="Fraction of the full in-degrees; weights and DC input compensate below 1.",
+    inputs={"poisson": "one Poisson generator per population", "dc": "the equivalent current"},
+)
+
+
 class PD14(NetworkModel):
     """The Potjans & Diesmann (2014) cortical microcircuit, at a neuron and an in-degree scale."""
 
@@ -229,16 +242,7 @@ class PD14(NetworkModel):
     title = "PD14"
     populations = POPULATIONS
     dt_ms = DT_MS
-    builders = {
-        "nest": "snnbench.network.simulators.nest.pd14:NestBackend",
-        "pynn-nest": "snnbench.network.simulators.pynn_nest:PynnNestBackend",
-        # Brian2's devices, one builder (their environments differ: snnbench.network.simulators).
-        **dict.fromkeys(
-            ("brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda"),
-            "snnbench.network.simulators.brian2.pd14:Brian2Backend",
-        ),
-        **dict.fromkeys(("genn", "genn-cpu"), "snnbench.network.simulators.genn:GennBackend"),
-    }
+    parameter_schema = PARAMETERS
     # Senk et al. 2026 (Neuromorph. Comput. Eng. 6:012001): their checklist and living table.
     race = {
         "study": "Senk et al. 2026",

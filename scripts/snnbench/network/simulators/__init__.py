@@ -1,14 +1,21 @@
-"""The network family's simulators by name: the environment each point runs in, its MPI and GPUs.
+"""The network family's simulators by name: the environment each point runs in, its MPI and GPUs,
+the models it builds.
 
-This registry is the one list of simulator names: the config schema's `simulators` enum is tested
-equal to it. Adding a simulator: one entry here, one envs/<environment>.yaml, and a builder per
-model it runs (a Backend subclass, named in the model's `builders`: snnbench.network.models).
+This registry is the one list of simulator names: the config schema's `simulators` enum is made
+from it. Adding a simulator: a backend module (a Backend subclass per model it runs: `builders`),
+one entry here, and one envs/<environment>.yaml; nothing else names it. A model may also bring
+builders for existing simulators (snnbench.network.models.base.NetworkModel.builders). Simulators
+kept outside the package are registered by the environment variable SNNBENCH_NETWORK_SIMULATORS,
+"name=module:attribute" (a `Simulator`) separated by commas: every process of a run inherits it.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from snnbench import environments
@@ -16,6 +23,8 @@ from snnbench.environments import EnvironmentMissing, builds
 from snnbench.machine import lmod
 from snnbench.network import models
 from snnbench.paths import REPO
+
+EXTRA_VARIABLE = "SNNBENCH_NETWORK_SIMULATORS"
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,18 @@ class Simulator:
     build_package: str | None = None
     # The experiment's key of the simulator's options (the spec's simulator_options); None: it has none.
     options: str | None = None
+    # model -> "module:Class": the Backend that builds the model on this simulator.
+    builders: dict[str, str] = field(default_factory=dict)
+    # "module:function" (where, experiment) -> problems: the options this simulator cannot honour,
+    # refused before any job (light: planning must not load a backend). None: no check.
+    option_check: str | None = None
+
+
+NEST = "snnbench.network.simulators.nest"
+BRIAN2 = "snnbench.network.simulators.brian2"
+GENN = "snnbench.network.simulators.genn:GennBackend"
+BRIAN2_PD14 = {"pd14": f"{BRIAN2}.pd14:Brian2Backend"}
+GENN_OPTIONS = "snnbench.network.simulators.genn_options:problems"
 
 
 SIMULATORS = {
@@ -34,39 +55,92 @@ SIMULATORS = {
         environment="nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
+        builders={"pd14": f"{NEST}.pd14:NestBackend", "hpc_benchmark": f"{NEST}.hpc_benchmark:HpcBenchmarkNest"},
     ),
     "pynn-nest": Simulator(
         environment="pynn-nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
+        builders={"pd14": "snnbench.network.simulators.pynn_nest:PynnNestBackend"},
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
-    "brian2-runtime": Simulator(environment="brian2", options="brian2"),
-    "brian2-cpp": Simulator(environment="brian2", options="brian2"),
-    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2"),
-    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2"),
-    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2"),
+    "brian2-runtime": Simulator(environment="brian2", options="brian2", builders=BRIAN2_PD14),
+    "brian2-cpp": Simulator(
+        environment="brian2",
+        options="brian2",
+        builders={**BRIAN2_PD14, "hpc_benchmark": f"{BRIAN2}.hpc_benchmark:HpcBenchmarkBrian2"},
+    ),
+    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2", builders=BRIAN2_PD14),
+    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2", builders=BRIAN2_PD14),
+    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2", builders=BRIAN2_PD14),
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
-    "genn": Simulator(environment="pygenn", gpus=1, options="genn"),
-    "genn-cpu": Simulator(environment="pygenn", options="genn"),
+    "genn": Simulator(environment="pygenn", gpus=1, options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
+    "genn-cpu": Simulator(environment="pygenn", options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
 }
+
+
+@cache
+def _registered(extra: str) -> dict[str, Simulator]:
+    found = dict(SIMULATORS)
+    for item in extra.split(","):
+        if "=" in item:
+            name, target = item.strip().split("=", 1)
+            module, attribute = target.split(":")
+            found[name] = getattr(importlib.import_module(module), attribute)
+    return found
+
+
+def registered() -> dict[str, Simulator]:
+    """Every simulator: the package's, then those named by SNNBENCH_NETWORK_SIMULATORS."""
+    return _registered(os.environ.get(EXTRA_VARIABLE, ""))
+
+
+def builder(simulator: str, model: str) -> str | None:
+    """ "module:Class" of the Backend that builds `model` on `simulator`: the simulator's, else the
+    model's own; None: the model does not run on it."""
+    return registered()[simulator].builders.get(model) or models.get(model).builders.get(simulator)
+
+
+def simulators_of(model: str) -> list[str]:
+    """The simulators that build `model`."""
+    return [name for name in registered() if builder(name, model)]
+
+
+def builder_files(simulator: str, model: str) -> list[Path]:
+    """The code of the model's builder on the simulator, found, not imported (the simulator need not
+    be installed here): its module and, for a simulator kept in a package, the package's modules."""
+    origin = Path(importlib.util.find_spec(builder(simulator, model).split(":")[0]).origin)
+    helpers = sorted(origin.parent.glob("*.py")) if origin.parent.name != "simulators" else []
+    return [origin, *[path for path in helpers if path != origin]]
+
+
+def option_problems(where: str, experiment: dict) -> list[str]:
+    """The experiment's options that one of its simulators cannot honour."""
+    checks = dict.fromkeys(registered()[name].option_check for name in experiment["simulators"])
+    problems = []
+    for check in filter(None, checks):
+        module, function = check.split(":")
+        problems += getattr(importlib.import_module(module), function)(where, experiment)
+    return problems
 
 
 def get_builder(simulator: str, model: str):
     """The Backend class that builds `model` on `simulator`, imported on demand (one simulator's
     environment need not hold the others')."""
-    if simulator not in SIMULATORS:
-        raise ValueError(f"unknown simulator {simulator!r}; known: {', '.join(sorted(SIMULATORS))}")
-    builders = models.get(model).builders
-    if simulator not in builders:
-        raise ValueError(f"model {model!r} has no builder for {simulator!r}; it has: {', '.join(builders)}")
-    module, cls = builders[simulator].split(":")
+    if simulator not in registered():
+        raise ValueError(f"unknown simulator {simulator!r}; known: {', '.join(sorted(registered()))}")
+    found = builder(simulator, model)
+    if found is None:
+        raise ValueError(
+            f"model {model!r} has no builder for {simulator!r}; it runs on {', '.join(simulators_of(model))}"
+        )
+    module, cls = found.split(":")
     return getattr(importlib.import_module(module), cls)
 
 
 def environment_for(spec: dict) -> str:
     """The environment a point runs in: chosen by simulator and, for MPI, by the point's shape."""
-    simulator = SIMULATORS[spec["simulator"]]
+    simulator = registered()[spec["simulator"]]
     if spec["resources"]["ranks"] > 1:
         if simulator.mpi_environment is None:
             raise EnvironmentMissing(f"simulator {spec['simulator']!r} does not run on several MPI ranks")

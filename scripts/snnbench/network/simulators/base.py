@@ -1,8 +1,9 @@
 """The interface every simulator backend implements.
 
-A backend builds and runs PD14 in phases; the driver (`snnbench.network.simulate`) times each phase
-call from outside, so all simulators are timed the same way. Adding a simulator means adding
-one module with one `Backend` subclass and one entry in `snnbench.network.simulators.SIMULATORS`.
+A backend builds and runs one network model in phases; the driver (`snnbench.network.simulate`)
+times each phase call from outside, so all simulators are timed the same way. Adding a simulator
+means adding a module with a `Backend` subclass per model it runs, one entry in the registry
+(`snnbench.network.simulators`) and its envs/<environment>.yaml.
 """
 
 from __future__ import annotations

@@ -79,22 +79,6 @@ value = fmax(rint(steps), 1.0);
 """
 
 
-def option_problems(where: str, experiment: dict) -> list[str]:
-    """Options a backend cannot honour, refused before any job starts."""
-    options = experiment.get("genn", {})
-    problems = []
-    if options.get("procedural_connectivity") and "genn-cpu" in experiment["simulators"]:
-        problems.append(
-            f"{where}: genn.procedural_connectivity needs GeNN's CUDA backend (simulator genn): its "
-            "single-threaded CPU backend (genn-cpu) has no procedural connectivity"
-        )
-    if "procedural_threads_per_spike" in options and not options.get("procedural_connectivity"):
-        problems.append(
-            f"{where}: genn.procedural_threads_per_spike applies only with genn.procedural_connectivity: true"
-        )
-    return problems
-
-
 def delay_params(mean_ms: float, sd_ms: float, dt_ms: float = pd14.DT_MS) -> dict[str, float]:
     """The delay snippet's parameters, in time steps."""
     return {

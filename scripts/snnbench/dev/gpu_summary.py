@@ -3,7 +3,7 @@ connectivity apart) and scale, medians over seeds of the real-time factor, phase
 with the rates against NEST's at the same scale (any experiment of the run: the procedural
 experiments have no NEST of their own); then the snn-training points.
 
-    python -m snnbench.network.gpu_summary config/experiments/gpu.yaml [config/experiments/snn-training-gpu.yaml ...]
+    python -m snnbench.dev.gpu_summary config/experiments/gpu.yaml [config/experiments/snn-training-gpu.yaml ...]
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from snnbench import planning
 from snnbench.network import compare
 from snnbench.paths import RESULTS
 
@@ -34,10 +34,10 @@ def tables(config_files: list[str], results: Path = Path(RESULTS)) -> dict[str, 
     """Each config file's experiments' points.csv (those that exist), by family: pd14, snn-training."""
     found: dict[str, list[pd.DataFrame]] = {}
     for config_file in config_files:
-        for experiment in yaml.safe_load(Path(config_file).read_text())["experiments"]:
+        for experiment in planning.plan_files([config_file]).experiments.values():
             table = results / experiment["name"] / "points.csv"
             if table.exists():
-                found.setdefault(experiment.get("model", "pd14"), []).append(pd.read_csv(table))
+                found.setdefault(experiment["model"], []).append(pd.read_csv(table))
     return {family: pd.concat(frames, ignore_index=True) for family, frames in found.items()}
 
 
