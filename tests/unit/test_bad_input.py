@@ -186,7 +186,7 @@ def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch)
     for path, content in files.items():
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(content))
-    lines = before_jobs.set_aside_damaged(campaign, dry_run=False)
+    lines = before_jobs.set_aside_damaged(campaign, campaign.points, dry_run=False)
     assert len(lines) == 3
     record, spec, result = sorted(
         lines, key=lambda line: ["record", "spec", "validation"].index(Path(line.split()[0]).stem)

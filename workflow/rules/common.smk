@@ -25,7 +25,7 @@ try:
     if workflow.is_main_process:
         # (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
         dry_run = bool(workflow.output_settings and workflow.output_settings.dryrun)
-        for _line in before_jobs.prepare(CAMPAIGN, dry_run, before_jobs.command_line_executor()):
+        for _line in before_jobs.prepare(CAMPAIGN, dry_run, before_jobs.CommandLine.of_this_process()):
             logger.warning(_line)
 except (planning.ConfigRefused, before_jobs.CannotRun) as error:
     raise WorkflowError(str(error))
@@ -232,7 +232,7 @@ def get_compared_builds(wildcards):
     return BUILD_COMPARISONS[wildcards.experiment]
 
 
-def get_final_output():
+def get_final_output(wildcards=None):
     return CAMPAIGN.final_outputs()
 
 

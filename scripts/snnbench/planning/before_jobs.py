@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -23,16 +24,20 @@ class CannotRun(RuntimeError):
     """A run refused before any job: the message says what and where, and what to do."""
 
 
-def prepare(campaign, dry_run: bool, executor: str | None = None) -> Iterator[str]:
+def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iterator[str]:
     """Refuse the run (CannotRun) if a point cannot start or write here, or, under a cluster
-    `executor`, if the nodes cannot see what its jobs need; set damaged files aside (in a dry run
-    only name them). Yields the lines to warn with, each as soon as it is known."""
+    executor, if the nodes cannot see what its jobs need; set damaged files aside (in a dry run
+    only name them). Only the points the command aims at are looked at (all of them for `rule
+    all`, a rule or a table), so that a run aimed at one point costs the same in a campaign of any
+    size. Yields the lines to warn with, each as soon as it is known."""
+    command = command or CommandLine()
     refuse_space_in_python(sys.executable)
-    if executor not in LOCAL_EXECUTORS:
+    if command.executor not in LOCAL_EXECUTORS:
         refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
     missing_environments(campaign)
-    yield from set_aside_damaged(campaign, dry_run)
-    unwritable_points(campaign)
+    points = aimed_points(campaign, command.targets)
+    yield from set_aside_damaged(campaign, points, dry_run)
+    unwritable_points(campaign, points)
     yield from fetch_sources(campaign, dry_run)
 
 
@@ -40,24 +45,56 @@ def prepare(campaign, dry_run: bool, executor: str | None = None) -> Iterator[st
 LOCAL_EXECUTORS = (None, "local", "dryrun", "touch")
 
 
-def command_line_executor() -> str | None:
-    """The executor the running `snakemake` command was given (--executor, or its profile's);
-    None where the workflow was not started from Snakemake's command line. While the Snakefile is
-    read, the workflow does not know it yet (workflow.executor_plugin is set after, and is
-    "dryrun" in a dry run)."""
-    import contextlib
-    import io
+@dataclass(frozen=True)
+class CommandLine:
+    """What the running `snakemake` command was given: its executor (--executor, or its profile's)
+    and its targets; None and () where the workflow was not started from Snakemake's command line
+    (e.g. its Python API). While the Snakefile is read the workflow knows neither (its executor
+    and DAG settings are set after)."""
 
-    from snakemake import cli
+    executor: str | None = None
+    targets: tuple[str, ...] = ()
 
-    started = Path(sys.argv[0])
-    if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
-        return None  # e.g. Snakemake's Python API
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            return cli.parse_args(sys.argv[1:])[1].executor
-    except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
+    @classmethod
+    def of_this_process(cls) -> CommandLine:
+        import contextlib
+        import io
+
+        from snakemake import cli
+
+        started = Path(sys.argv[0])
+        if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
+            return cls()
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                args = cli.parse_args(sys.argv[1:])[1]
+        except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
+            return cls()
+        return cls(args.executor, tuple(args.targets or ()))
+
+
+def aimed_points(campaign, targets: tuple[str, ...]) -> dict[str, dict]:
+    """The points a command's targets aim at: those whose folder holds a target; every point where a
+    target is a rule, a table or anything else, or where there is no target (`rule all`)."""
+    aimed: dict[str, dict] = {}
+    for target in targets:
+        spec = _point_of_target(campaign, os.path.normpath(target))
+        if spec is None:
+            return campaign.points
+        aimed[spec["path"]] = spec
+    return aimed or campaign.points
+
+
+def _point_of_target(campaign, target: str) -> dict | None:
+    """The point whose folder holds the target file (results/<experiment>/<point>/...), else None."""
+    parts = target.split("/")
+    if len(parts) < 4 or parts[0] != paths.RESULTS or parts[1] not in campaign.experiments:
         return None
+    for end in range(len(parts) - 1, 2, -1):
+        spec = campaign.point(parts[1], "/".join(parts[2:end]))
+        if spec is not None:
+            return spec
+    return None
 
 
 def refuse_space_in_python(python: str) -> None:
@@ -80,7 +117,7 @@ def needed_on_nodes(campaign) -> dict[str, str]:
         "the working directory": os.getcwd(),
         "the results folder": os.path.realpath(paths.RESULTS),
     }
-    for spec in campaign.points.values():
+    for spec in campaign.representatives():
         if "build" in spec and builds.is_modules(spec["build"]):
             for folder in spec["build"].get("modulepath", []):
                 needed[f"the modulepath of build {spec['build']['name']}"] = os.path.realpath(folder)
@@ -117,12 +154,12 @@ def missing_environments(campaign) -> None:
     if campaign.uses_conda:
         return
     missing: dict[str, list[str]] = {}
-    for path, spec in campaign.points.items():
+    for spec in campaign.representatives():  # what a point needs to start does not depend on its seed
         reason = campaign.family_of_point(spec).missing_environment(spec)
         if reason:
-            missing.setdefault(reason, []).append(path)
+            missing.setdefault(reason, []).append(spec["path"])
     if missing:
-        lines = [f"{reason}\n  needed by {len(ps)} point(s), e.g. {ps[0]}" for reason, ps in missing.items()]
+        lines = [f"{reason}\n  needed by points such as {ps[0]}" for reason, ps in missing.items()]
         raise CannotRun("Missing environments:\n" + "\n".join(lines))
 
 
@@ -153,13 +190,13 @@ def fetch_sources(campaign, dry_run: bool) -> Iterator[str]:
         raise CannotRun(f"{error}; nothing was run.") from None
 
 
-def set_aside_damaged(campaign, dry_run: bool) -> list[str]:
+def set_aside_damaged(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
     """A point's file cut short (full disk, killed copy) or not of its kind (a record the schema
     refuses, a spec of another point) would stop every table of its experiment: set it aside, so
     that its point (or its step) runs again (records and collected files are targets of `rule
     all`), and say so."""
     lines = []
-    for point, spec in campaign.points.items():
+    for point, spec in points.items():
         family = campaign.family_of_point(spec)
         checks = {"spec.json": partial(_spec_problem, point), "record.json": record.shape_problem}
         checks.update({name: partial(family.collected_problem, name) for name in family.collected})
@@ -174,11 +211,11 @@ def _spec_problem(point: str, content) -> str | None:
     return None if content.get("path") == point else f"its path is {content.get('path')!r}, not {point!r}"
 
 
-def unwritable_points(campaign) -> None:
+def unwritable_points(campaign, points: dict[str, dict]) -> None:
     """A point still to be run that cannot write its folder, log or benchmark: its job would fail
     after the others ran, and its experiment's tables would wait for it."""
     blocked: dict[str, list[str]] = {}
-    for path, spec in campaign.points.items():
+    for path, spec in points.items():
         family = campaign.family_of_point(spec)
         if all(Path(path, name).exists() for name in (*family.outputs, *family.collected)):
             continue

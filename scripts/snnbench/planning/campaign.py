@@ -14,6 +14,7 @@ workflow again) does not plan the whole campaign to run one point.
 from __future__ import annotations
 
 import os
+import re
 from functools import cached_property
 
 from snnbench import environments, families, paths
@@ -21,6 +22,9 @@ from snnbench.environments import builds, maker
 from snnbench.network import validation_plan
 from snnbench.planning import experiments
 from snnbench.schemas import config_problems, fill_defaults
+
+# Every family's point ends in its seed (snnbench.families.base.Family.point_pattern).
+SEED = re.compile(r"(?:^|/)seed(\d+)$")
 
 
 class ConfigRefused(ValueError):
@@ -137,6 +141,7 @@ class Campaign:
             name: list(e["builds"]) for name, e in self.experiments.items() if len(e.get("builds") or {}) > 1
         }
         self._points_of: dict[str, dict[str, dict]] = {}
+        self._points_of_seed: dict[tuple[str, int], dict[str, dict]] = {}
 
     # --- checks the schema cannot make across keys
     def figure_problems(self) -> list[str]:
@@ -178,7 +183,7 @@ class Campaign:
                 problems.append(f"{where} names unknown panels {unknown} (known: {known})")
         return problems
 
-    # --- points, one experiment at a time
+    # --- points, one experiment at a time, one seed where that is enough
     def points_of(self, experiment: str) -> dict[str, dict]:
         """The experiment's points keyed by their directory (expanded on first use)."""
         if experiment not in self._points_of:
@@ -191,11 +196,35 @@ class Campaign:
         """Every point of every experiment, keyed by its directory."""
         return {path: spec for name in self.experiments for path, spec in self.points_of(name).items()}
 
+    def points_of_seed(self, experiment: str, seed: int) -> dict[str, dict]:
+        """The experiment's points of one seed (every shape, simulator and build), keyed by directory:
+        what a job, or a run aimed at some points, needs without expanding every seed."""
+        if experiment in self._points_of:
+            return {path: spec for path, spec in self._points_of[experiment].items() if spec["seed"] == seed}
+        key = (experiment, seed)
+        if key not in self._points_of_seed:
+            specs = experiments.expand_points({**self.experiments[experiment], "seeds": [seed]})
+            self._points_of_seed[key] = {spec["path"]: spec for spec in specs}
+        return self._points_of_seed[key]
+
+    def representatives(self) -> list[dict]:
+        """One seed's points of every experiment: each shape, simulator and build once, for what does
+        not depend on the seed (environments, what a point needs to start)."""
+        return [
+            spec
+            for name, experiment in self.experiments.items()
+            for spec in self.points_of_seed(name, experiment["seeds"][0]).values()
+        ]
+
     def point(self, experiment: str, point: str) -> dict | None:
-        """The spec at results/<experiment>/<point>, None if no configured point lives there."""
-        if experiment not in self.experiments:
+        """The spec at results/<experiment>/<point>, None if no configured point lives there (only the
+        point's seed is expanded)."""
+        seed = SEED.search(point)
+        if experiment not in self.experiments or seed is None:
             return None
-        return self.points_of(experiment).get(paths.point_path(experiment, point))
+        if int(seed.group(1)) not in self.experiments[experiment]["seeds"]:
+            return None
+        return self.points_of_seed(experiment, int(seed.group(1))).get(paths.point_path(experiment, point))
 
     def family_of_point(self, spec: dict):
         return self.family[spec["experiment"]]
@@ -226,7 +255,7 @@ class Campaign:
                 if not builds.is_modules(build):  # the site's modules: nothing to make
                     needs(build["key"], builds.content(build), name)
         for environment, name in dict.fromkeys(
-            (self.point_environment(s), s["experiment"]) for s in self.points.values()
+            (self.point_environment(s), s["experiment"]) for s in self.representatives()
         ):
             if environment:
                 needs(environments.key(environment), maker.named_build(environment), name)
