@@ -83,7 +83,7 @@ def test_repeated_values_are_refused():
 
 def test_all_families_side_by_side():
     cfg = validated(experiment(), data_experiment())
-    kinds = {p.get("model_name") for p in planning.all_points(cfg).values()}
+    kinds = {p.get("model_name") for p in planning.plan(cfg).points.values()}
     assert kinds == {"pd14", "snn-data"}
 
 

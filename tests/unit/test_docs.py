@@ -38,3 +38,78 @@ def test_make_targets_named_exist(doc):
         t for t in named if t not in TARGETS and not any(p.endswith("%") and t.startswith(p[:-1]) for p in TARGETS)
     }
     assert not missing, f"{doc.name} names make targets the Makefile lacks: {sorted(missing)}"
+
+
+# --- every module path named in docs, comments and docstrings exists ---------------------------
+
+PACKAGE = REPO / "scripts" / "snnbench"
+NAMED_IN = [
+    REPO / "README.md",
+    REPO / "Makefile",
+    REPO / "Snakefile",
+    REPO / "config" / "README.md",
+    REPO / "config" / "config.yaml",
+    *sorted((REPO / "docs").glob("*.md")),
+    *sorted((REPO / "envs").glob("*.yaml")),
+    *sorted((REPO / "workflow").rglob("*.smk")),
+    *sorted((REPO / "scripts").rglob("*.py")),
+    *sorted((REPO / "tests").rglob("*.py")),
+]
+# Names a test makes up to test a refusal, not paths meant to exist.
+INVENTED = {"snnbench.a.b"}
+
+
+def module_names(path) -> set[str]:
+    """The top-level names a module defines (functions, classes, assignments, imports), and for each
+    class `Class.name` of its body."""
+    import ast
+
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            if isinstance(node, ast.ClassDef):
+                names |= {f"{node.name}.{n}" for n in _class_names(node)}
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _class_names(node) -> set[str]:
+    import ast
+
+    found = set()
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(item.name)
+        elif isinstance(item, ast.Assign | ast.AnnAssign):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
+
+
+def resolves(dotted: str) -> bool:
+    """snnbench.a.b[.name[.attr]]: a module or package of the package, then names it defines."""
+    parts = dotted.split(".")[1:]
+    path, used = PACKAGE, 0
+    while used < len(parts) and ((path / parts[used]).is_dir() or (path / f"{parts[used]}.py").exists()):
+        path = path / parts[used] if (path / parts[used]).is_dir() else path / f"{parts[used]}.py"
+        used += 1
+    rest = ".".join(parts[used:])
+    if not rest or re.fullmatch(r"__\w+__", rest):
+        return True
+    module = path / "__init__.py" if path.is_dir() else path
+    return module.exists() and rest in module_names(module)
+
+
+@pytest.mark.parametrize("path", NAMED_IN, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_module_path_named_exists(path):
+    text = path.read_text()
+    named = set(re.findall(r"\bsnnbench(?:\.[A-Za-z_][A-Za-z0-9_]*)+", text)) - INVENTED
+    files = set(re.findall(r"\bscripts/snnbench/[\w/]+\.py\b", text))
+    missing = sorted(name for name in named if not resolves(name))
+    missing += sorted(file for file in files if not (REPO / file).exists())
+    assert not missing, f"{path.relative_to(REPO)} names what does not exist: {missing}"

@@ -97,7 +97,7 @@ def test_point_paths_match_the_workflow_pattern(path):
     expression (the workflow's wildcard constraint) and glob (`make rerun-failed`)."""
     config = yaml.safe_load(path.read_text())
     planning.load(config)  # checked, defaults filled in, as the workflow plans it
-    for point_dir, spec in planning.all_points(config).items():
+    for point_dir, spec in planning.plan(config).points.items():
         family = families.of_spec(spec)
         point = point_dir.removeprefix(f"results/{spec['experiment']}/")
         assert re.fullmatch(family.point_regex_str(), point) and fnmatch.fnmatch(point, family.point_glob())
@@ -113,5 +113,5 @@ def test_every_family_gives_every_resource_the_execute_rule_asks_for(path):
     """workflow/rules/execute.smk asks each point's family for these resources, whatever the family."""
     config = yaml.safe_load(path.read_text())
     planning.load(config)  # checked, defaults filled in, as the workflow plans it
-    for spec in planning.all_points(config).values():
+    for spec in planning.plan(config).points.values():
         assert set(families.of_spec(spec).resources(spec, config)) == RESOURCES, spec["path"]

@@ -47,7 +47,7 @@ def test_training_experiment_defaults_and_points():
 
 def test_pd14_and_training_experiments_side_by_side():
     cfg = validated(experiment(), training_experiment(devices=["cpu", "cuda"]))
-    points = planning.all_points(cfg)
+    points = planning.plan(cfg).points
     kinds = sorted({p.get("model_name") for p in points.values()})
     assert kinds == ["pd14", "snn-training"]
     cuda = [p for p in points.values() if p.get("device") == "cuda"]

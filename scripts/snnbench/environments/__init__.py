@@ -177,7 +177,3 @@ def python(env: str, repo: Path = REPO) -> str:
         f"environment {env!r} (envs/{env}.yaml) is not installed in this checkout: the workflow makes it "
         f"(rule link_environment), or run `make env-{env}`, or run Snakemake with --software-deployment-method conda"
     )
-
-
-def conda_file(env: str) -> str:
-    return str(ENVS / f"{env}.yaml")

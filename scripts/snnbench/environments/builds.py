@@ -38,10 +38,6 @@ KEY_PATTERN = r"[0-9a-f]{16}"
 LINKED_PREFIX = "build-"  # a build's environment in a checkout: .venv-build-<key>
 
 
-class BuildError(ValueError):
-    """A build that cannot be made as configured; the message names it."""
-
-
 def label(spec: dict) -> str:
     """The simulator as a point's path and figures name it: `nest`, or `nest@<build>`."""
     build = spec.get("build")

@@ -152,7 +152,7 @@ class Network(Family):
         return [(f"{simulator}@{b['name']}", b) for simulator, b in _simulator_builds(experiment) if b]
 
     def series_of(self, experiment: dict) -> str:
-        # With builds, each simulator@build is a series of its own (pd14_table's simulator_build).
+        # With builds, each simulator@build is a series of its own (the rows' simulator_build, snnbench.network.rows).
         return "simulator_build" if experiment.get("builds") else self.series
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:

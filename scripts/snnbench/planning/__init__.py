@@ -17,7 +17,6 @@ from snnbench.planning.campaign import (
 )
 from snnbench.planning.experiments import (
     ConfigError,
-    all_points,
     build_labels,
     estimate_mem_mb,
     expand_points,
@@ -30,7 +29,6 @@ __all__ = [
     "Campaign",
     "ConfigError",
     "ConfigRefused",
-    "all_points",
     "build_labels",
     "estimate_mem_mb",
     "expand_points",

@@ -39,15 +39,6 @@ def expand_points(experiment: dict) -> list[dict]:
     return families.of_experiment(experiment).expand(experiment)
 
 
-def all_points(config: dict) -> dict[str, dict]:
-    """Every point of every experiment, keyed by its directory."""
-    points = {}
-    for experiment in config["experiments"]:
-        for spec in expand_points(experiment):
-            points[spec["path"]] = spec
-    return points
-
-
 def experiment_named(config: dict, name: str) -> dict:
     for experiment in config["experiments"]:
         if experiment["name"] == name:

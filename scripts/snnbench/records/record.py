@@ -6,12 +6,11 @@ and written atomically. Each family fills in its body.
 from __future__ import annotations
 
 import functools
-import json
-import os
 from pathlib import Path
 
 import jsonschema
 
+from snnbench.jsonfile import write_json
 from snnbench.records import provenance
 from snnbench.schemas import RECORD_SCHEMA, load_schema
 
@@ -54,8 +53,6 @@ def _validator():
 
 
 def write(record: dict, path: Path) -> None:
-    """Validate, then write atomically so a killed writer never leaves half a record."""
+    """Validate, then write atomically (a killed writer never leaves half a record)."""
     validate(record)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
-    os.replace(tmp, path)
+    write_json(record, path)

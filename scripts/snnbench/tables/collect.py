@@ -1,6 +1,6 @@
 """Records -> tidy tables across families: each record's family makes its row (snnbench.families)
-and judges what needs several points; the columns every record has and reading / writing the
-tables are snnbench.table's.
+and judges what needs several points; the columns every record has are snnbench.records.columns',
+reading and writing the tables snnbench.tables.frames'.
 """
 
 from __future__ import annotations

@@ -4,6 +4,6 @@ One Linear(n, n) + LIF layer, the same written neuron (spec.NEURON) in every lib
 forward / backward / step in a fresh process per point and the library's own environment.
 Modules: spec (the neuron and the frameworks; pure Python), execute (parent: run a point, write
 its record), run (child: time one point), lif (the plain-PyTorch reference), models (one builder
-per library), timing, sanity (FLOP bounds), equivalence (spike trains across libraries), table
-(record -> row). Its family interface is snnbench.families.training, its panels snnbench.figures.training.
+per library), timing, sanity (FLOP bounds), equivalence (spike trains across libraries), rows
+(record -> row). Its family interface is snnbench.training.family, its panels snnbench.figures.training.
 """
