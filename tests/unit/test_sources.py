@@ -266,11 +266,11 @@ def test_the_source_line_of_an_environment_file():
 
 def test_the_source_and_cuda_are_in_the_key_only_of_environments_with_a_source(monkeypatch, tmp_path):
     defined = environments.definition("pygenn")
-    assert defined["source"]["source"] == "genn-5.4.0" and len(defined["source"]["files_sha256"]) == 64
+    assert defined["third_party"]["source"] == "genn-5.4.0" and len(defined["third_party"]["files_sha256"]) == 64
     assert environments.source_name("brian2genn") == "genn-4.9.0"
-    assert "source" not in environments.definition("brian2") and environments.source_name("brian2") is None
+    assert "third_party" not in environments.definition("brian2") and environments.source_name("brian2") is None
     monkeypatch.setenv("CUDA_PATH", str(tmp_path))
-    assert environments.definition("pygenn")["source"]["cuda"] is True
+    assert environments.definition("pygenn")["third_party"]["cuda"] is True
     assert environments.content_key(environments.definition("pygenn")) != environments.content_key(defined)
 
 
@@ -279,7 +279,7 @@ def test_a_build_without_its_source_stops_at_its_start(tiny_source, tmp_path, mo
     source, _ = tiny_source
     mirror.stop()
     monkeypatch.setenv(environments.CACHE_ENV, str(tmp_path / "envs"))
-    build = {**maker.named_build("pygenn"), "source": {"source": source.name, "files_sha256": "0" * 64}}
+    build = {**maker.named_build("pygenn"), "third_party": {"source": source.name, "files_sha256": "0" * 64}}
     build["key"] = environments.content_key(build)
     with pytest.raises(maker.BuildFailed, match=r"environment pygenn .*source tiny-1.0: downloading .* failed"):
         maker.make(build, [], tmp_path / "build.log", settings=sources.Settings(mirror=mirror.url))

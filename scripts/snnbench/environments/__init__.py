@@ -71,7 +71,7 @@ def definition(env: str) -> dict:
 
     source = sources.source_line(_lines(env), f"envs/{env}.yaml")
     # Only environments with a source have the key (the others' keys, and caches, stay as they were).
-    extra = {"source": {**source, "cuda": cuda_toolkit()}} if source else {}
+    extra = {"third_party": {**source, "cuda": cuda_toolkit()}} if source else {}
     return {
         "environment": env,
         "python": python_version(env),
@@ -86,7 +86,7 @@ def definition(env: str) -> dict:
 
 def source_name(env: str) -> str | None:
     """The third-party source (snnbench.environments.sources) that envs/<env>.yaml builds, None if none."""
-    return definition(env).get("source", {}).get("source")
+    return definition(env).get("third_party", {}).get("source")
 
 
 def built_tree(tree: Path) -> dict:
@@ -98,6 +98,17 @@ def built_tree(tree: Path) -> dict:
         "version": version.read_text().strip() if version.exists() else None,
         "backends": sorted({p.name.split(".")[0].removeprefix("libgenn_") for p in libraries}),
     }
+
+
+def running_source_tree() -> Path | None:
+    """The source tree kept in the cached environment this interpreter stands on (a `make` or `tree`
+    source: GeNN 4 for Brian2GeNN, the multi-area model), found beside its site-packages; None if none."""
+    for entry in sys.path:
+        if entry.endswith("site-packages"):
+            tree = Path(entry).parents[2] / TREE
+            if tree.is_dir():
+                return tree
+    return None
 
 
 def cache_root() -> Path:

@@ -86,20 +86,22 @@ def _build_from_source(spec: dict, prefix: Path, log, settings: sources.Settings
     """The package of a third-party source (envs/<name>.yaml's `# source:` line), built against the
     environment's pins without isolation; its unpacked tree goes once it is installed. A `make`
     source is a tree built in place and kept (prefix/source-tree): its CUDA backend only where
-    CUDA_PATH names a toolkit (part of the key), else CPU-only."""
+    CUDA_PATH names a toolkit (part of the key), else CPU-only. A `tree` source is kept as it is,
+    patched (code a point imports from the folder)."""
     name = spec["source"]
     archive = _source_archive(spec, settings)
     log.write(f"[snnbench] building {name} from {archive} (files SHA-256 {spec['files_sha256']})\n")
     unpacked = prefix / "archive-source"
     tree = sources.unpack(name, archive, unpacked)
-    if spec.get("build") == "make":
+    if spec.get("build") in ("make", "tree"):
         kept = tree.rename(prefix / environments.TREE)
         for relative in sources.patch(name, kept):
             log.write(f"[snnbench] patched {relative} (snnbench.environments.sources.SOURCES)\n")
-        env = dict(os.environ)
-        if not environments.cuda_toolkit():
-            env.pop("CUDA_PATH", None)
-        _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {name} in place", env=env)
+        if spec["build"] == "make":
+            env = dict(os.environ)
+            if not environments.cuda_toolkit():
+                env.pop("CUDA_PATH", None)
+            _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {name} in place", env=env)
         shutil.rmtree(unpacked, ignore_errors=True)
         return
     _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(tree)], log, f"building {name}")
@@ -141,9 +143,9 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
         probe = prefix / "simulator.json"
         subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
         info["simulator"] = json.loads(probe.read_text())
-    if build.get("source"):
-        name = build["source"]["source"]
-        info["source"] = {
+    if build.get("third_party"):
+        name = build["third_party"]["source"]
+        info["third_party"] = {
             "name": name,
             "url": sources.SOURCES[name].url,
             "archive": str(sources.locate(name, settings, download=False)),
@@ -172,8 +174,8 @@ def find_python(version: str) -> str:
 def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
     """Everything into a new environment at prefix: the pins, the no-deps pins, a source tree's
     wheel, the environment's install script."""
-    if build.get("source"):  # first: a missing source stops the build at its start
-        _source_archive(build["source"], settings)
+    if build.get("third_party"):  # first: a missing source stops the build at its start
+        _source_archive(build["third_party"], settings)
     interpreter = find_python(build["python"]) if "environment" in build else sys.executable
     _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
     requirements = build["requirements"]
@@ -182,8 +184,8 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
         _build_source(build, prefix, log, threads)
-    if build.get("source"):
-        _build_from_source(build["source"], prefix, log, settings, threads)
+    if build.get("third_party"):
+        _build_from_source(build["third_party"], prefix, log, settings, threads)
     if build.get("script"):
         _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
 

@@ -7,8 +7,10 @@ folder and their contents (a symbolic link by its target), so that GitHub's tag 
 archive`'s and a re-compressed copy of the same tree all verify. A source used as a subset (the
 multi-area model) names the files it uses (`include`); only they are digested and unpacked.
 
-An environment file names its source with a line `# source: <name>` (`# source: <name> make` for a
-tree built in place with make). Where a source's archive <name>.tar.gz is looked for, in order:
+An environment file names its source with a line `# source: <name>`: a Python package pip installs
+from the tree; `# source: <name> make`: a tree built in place with make and kept; `# source: <name>
+tree`: a tree kept as it is (code a point imports from its folder, e.g. the multi-area model's).
+Where a source's archive <name>.tar.gz is looked for, in order:
 
 1. the configured folder: the config key `third_party`, else $SNNBENCH_THIRD_PARTY;
 2. the checkout's third_party/ (ignored by git; `make prepare-gpu` fills it for a GPU machine);
@@ -85,6 +87,38 @@ GENN_4_CUDA_13 = (
     + "#else\n    CHECK_CU_ERRORS(cuCtxCreate(&cuContext, NULL, 0, cuDevice));\n#endif\n",
 )
 
+# The multi-area model's simulation (multiarea_model/simulation.py) on NEST 3.10 and numpy 2: its memory
+# probe calls nest.sli_func (gone in NEST 3.10; the probe only logs, so it returns 0), and np.Inf and
+# np.NINF are gone in numpy 2.
+MAM_SIMULATION = "multiarea_model/simulation.py"
+MAM_NEST_3_10_NUMPY_2 = (
+    (
+        MAM_SIMULATION,
+        """        try:
+            mem = nest.ll_api.sli_func('memory_thisjob')
+        except AttributeError:
+            mem = nest.sli_func('memory_thisjob')
+        if isinstance(mem, dict):
+            return mem['heap']
+        else:
+            return mem
+""",
+        "        return 0  # snnbench: nest.sli_func is gone in NEST 3.10\n",
+    ),
+    (
+        MAM_SIMULATION,
+        "                        w_max = np.Inf\n                        mean_delay = network",
+        "                        w_max = np.inf\n                        mean_delay = network",
+    ),
+    (MAM_SIMULATION, "                        w_min = np.NINF\n", "                        w_min = -np.inf\n"),
+    (
+        MAM_SIMULATION,
+        "                    w_max = np.Inf\n                    v = network",
+        "                    w_max = np.inf\n                    v = network",
+    ),
+    (MAM_SIMULATION, "                            max=np.Inf)\n", "                            max=np.inf)\n"),
+)
+
 SOURCES = {
     source.name: source
     for source in (
@@ -105,6 +139,7 @@ SOURCES = {
         ),
         # INM-6's multi-area model of macaque visual cortex (Schmidt et al. 2018): the files its network
         # description is derived from (not its figures, notebooks or tests but one file of each it loads).
+        # Its own NEST simulation (the reference run) needs three edits on NEST 3.10 and numpy 2.
         Source(
             "multi-area-model-1.2.0",
             GITHUB + "INM-6/multi-area-model/archive/refs/tags/v1.2.0.tar.gz",
@@ -117,11 +152,12 @@ SOURCES = {
                 "figures/SchueckerSchmidt2017/K_prime_original.npy",
                 "tests/fullscale_rates.json",
             ),
+            patches=MAM_NEST_3_10_NUMPY_2,
         ),
     )
 }
 # `# source: <name>` or `# source: <name> make` in an environment file.
-SOURCE_LINE = re.compile(r"^#\s*source:\s*(\S+)(\s+make)?\s*$")
+SOURCE_LINE = re.compile(r"^#\s*source:\s*(\S+)(?:\s+(make|tree))?\s*$")
 
 
 class SourceMissing(RuntimeError):
@@ -152,10 +188,10 @@ def source_line(lines: list[str], where: str) -> dict | None:
         raise SourceMissing(f"{where}: more than one `# source:` line; one is allowed")
     if not found:
         return None
-    name, make = found[0]
+    name, build = found[0]
     if name not in SOURCES:
         raise SourceMissing(f"{where}: `# source: {name}` is not a known source; known are {', '.join(SOURCES)}")
-    return {"source": name, "files_sha256": SOURCES[name].files_sha256, **({"build": "make"} if make else {})}
+    return {"source": name, "files_sha256": SOURCES[name].files_sha256, **({"build": build} if build else {})}
 
 
 def cache_folder() -> Path:
@@ -297,7 +333,7 @@ def patch(name: str, tree: Path) -> list[str]:
             raise SourceMissing(f"{name}: {relative} does not hold the text to patch once")
         path.write_text(content.replace(text, replacement))
         patched.append(relative)
-    return patched
+    return list(dict.fromkeys(patched))
 
 
 def ensure(names: list[str], settings: Settings | None = None) -> dict[str, Path]:

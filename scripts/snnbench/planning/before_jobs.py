@@ -167,9 +167,9 @@ def sources_to_fetch(campaign) -> list[str]:
     """The third-party sources of the environments this run still has to make."""
     return list(
         dict.fromkeys(
-            entry["content"]["source"]["source"]
+            entry["content"]["third_party"]["source"]
             for key, entry in campaign.environments_to_make.items()
-            if entry["content"].get("source") and not environments.made_marker(key).exists()
+            if entry["content"].get("third_party") and not environments.made_marker(key).exists()
         )
     )
 

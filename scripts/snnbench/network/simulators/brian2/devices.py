@@ -38,12 +38,8 @@ class PrerequisiteMissing(RuntimeError):
 def environment_genn() -> Path | None:
     """The GeNN tree the environment's build made (envs/brian2genn.yaml's archive, built in place
     beside the cached environment's site-packages), if this interpreter stands on one."""
-    for entry in sys.path:
-        if entry.endswith("site-packages"):
-            tree = Path(entry).parents[2] / environments.TREE
-            if (tree / "bin" / "genn-buildmodel.sh").exists():
-                return tree
-    return None
+    tree = environments.running_source_tree()
+    return tree if tree is not None and (tree / "bin" / "genn-buildmodel.sh").exists() else None
 
 
 def genn_path() -> Path:
