@@ -23,7 +23,7 @@ endif
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-mam bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -173,6 +173,14 @@ bench-hpc: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/$(HPC_EXPERIMENT).yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.hpc_weak results/$(HPC_EXPERIMENT)/points.csv
 
+## bench-mam: the multi-area model's strong scaling on this machine through the workflow (MAM_EXPERIMENT, default
+## mam-machine: config/experiments/<name>.yaml), then medians per simulator and shape: construction, RTF, peak
+## memory per VP, rates, the theory's rates, the time the description took to derive
+MAM_EXPERIMENT ?= mam-machine
+bench-mam: env
+	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/$(MAM_EXPERIMENT).yaml $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.mam_strong $(MAM_EXPERIMENT)
+
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points
 ## (config/experiments/snn-training-gpu.yaml), then one table: RTF, phases, GPU memory, rates vs NEST. Where
@@ -208,5 +216,5 @@ rerun-failed: env
 	if [ -z "$$failed" ]; then echo "no failed points"; else $(SNAKEMAKE) $(ARGS) --forcerun $$failed; fi
 
 clean:
-	rm -rf .snakemake logs benchmarks
+	rm -rf .snakemake logs benchmarks networks
 	find results -mindepth 1 ! -name README.md -exec rm -rf {} +

@@ -19,6 +19,8 @@ RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
 # The workflow's own config file (Snakefile's `configfile:`); experiment files go on top of it.
 CONFIG = "config/config.yaml"
 RESULTS = "results"
+# A network model's derived description (snnbench.network.models.base.NetworkModel.description_key).
+NETWORK_DESCRIPTION = "networks/{model}/{description}/description.json"
 # The workflow's pattern of a point directory; {point} is the family's part.
 POINT = RESULTS + "/{experiment}/{point}"
 FIELD = re.compile(r"\{(\w+)\}")

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import chdir
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,7 @@ def point(experiment: str, ranks: int, threads: int, nodes: int = 1, scale: str 
 # The test cluster's nodes have a /tmp of their own (config key slurm.node_local_paths' default).
 NODE_LOCAL = Path("/tmp")
 # The environments SLURM points of these tests run in, besides the workflow's own .venv.
-POINT_ENVIRONMENTS = ("nest-mpi", "brian2genn")
+POINT_ENVIRONMENTS = ("nest-mpi", "brian2genn", "multi-area-model")
 
 
 def shared_checkout(source: Path, name: str) -> Path:
@@ -524,3 +525,41 @@ def test_a_clone_in_tmp_runs_slurm_points_from_a_checkout_the_nodes_see(cluster,
     assert rec["status"] == "ok" and rec["provenance"]["slurm"]["job_id"]
     executable = Path(rec["provenance"]["python"]["executable"])
     assert executable.is_relative_to(checkout) or not executable.is_relative_to(NODE_LOCAL), executable
+
+
+MAM_TWO_NODES = {
+    "name": "nodes-mam",
+    "model": "multi_area_model",
+    "simulators": ["nest"],
+    "scaling": "strong",
+    "resources": {"nodes": [2], "ranks_per_node": [1], "threads_per_rank": [1]},
+    "multi_area_model": {
+        "neuron_scale": 0.01,
+        "indegree_scale": 0.01,
+        "areas_simulated": ["V1", "V2"],
+        "t_presim_ms": 50.0,
+        "t_sim_ms": 200.0,
+    },
+    "seeds": [1],
+}
+
+
+def test_the_multi_area_model_runs_a_point_across_both_nodes(cluster, shared_dir):
+    """The multi-area model's description is derived on the submitting host (a local rule), and its
+    NEST point runs as one SLURM job of two nodes, one MPI rank each, its memory request made from the
+    description's synapse count once it exists."""
+    needs_mpi_nest()
+    workdir = copy_workflow(shared_dir("mam"))
+    (workdir / "config" / "mam.yaml").write_text(yaml.safe_dump({"experiments": [MAM_TWO_NODES]}))
+    slurm_snakemake(workdir, "config/mam.yaml")
+    path = workdir / "results/nodes-mam/nest/nodes2_ranks1_threads1/N0.01_K0.01/seed1"
+    rec = json.loads((path / "record.json").read_text())
+    assert rec["status"] == "ok", rec["failure"]
+    description = json.loads(next((workdir / "networks" / "multi_area_model").glob("*/description.json")).read_text())
+    assert rec["network"]["num_synapses"] == rec["network"]["expected_synapses"] == description["totals"]["synapses"]
+    assert sorted(r["host"] for r in rec["ranks"]) == ["n1", "n2"]
+    assert rec["provenance"]["slurm"]["node_list"] == "n[1-2]"
+    granted = dict(item.split("=") for item in sacct(rec["provenance"]["slurm"]["job_id"], "AllocTRES").split(","))
+    spec = json.loads((path / "spec.json").read_text())
+    with chdir(workdir):  # the estimate reads the description
+        assert megabytes(granted["mem"]) == estimate_mem_mb(spec) * 2

@@ -10,7 +10,8 @@ from conftest import config_problems, experiment, validated
 from snnbench import environments, planning
 from snnbench.network import simulators
 from snnbench.network.models import pd14
-from snnbench.network.simulators import environment_for, genn
+from snnbench.network.simulators import environment_for
+from snnbench.network.simulators.genn import common as genn
 
 
 @pytest.mark.parametrize(("presim", "sim"), [(0, 50), (30, 50), (50, 50), (120, 50), (7, 13)])
@@ -62,7 +63,7 @@ def test_genn_points_get_their_options_gpus_and_environment():
     assert environment_for(specs["genn"]) == environment_for(specs["genn-cpu"]) == "pygenn"
     defaults = validated(experiment(simulators=["genn-cpu"]))["experiments"][0]
     assert planning.expand_points(defaults)[0]["simulator_options"] == {"procedural_connectivity": False}
-    genn_backend = "snnbench.network.simulators.genn:GennBackend"
+    genn_backend = "snnbench.network.simulators.genn.pd14:GennBackend"
     assert simulators.builder("genn", "pd14") == simulators.builder("genn-cpu", "pd14") == genn_backend
 
 

@@ -86,7 +86,9 @@ def test_the_cpu_environments_come_from_the_registries():
     # The network simulators that run without a GPU, their MPI environment too; brian2cuda needs a GPU.
     network = cpu_environments(["pd14"])
     assert set(network) == {"nest-mpi", "brian2", "brian2genn", "pygenn"} and "brian2cuda" not in network
-    assert set(cpu_environments([])) == {*network, *cpu, "tonic"}
+    # The multi-area model's own environment: its description is derived there, its reference simulator runs there.
+    assert set(cpu_environments(["multi_area_model"])) == {"nest-mpi", "pygenn", "multi-area-model"}
+    assert set(cpu_environments([])) == {*network, *cpu, "tonic", "multi-area-model"}
 
 
 @pytest.mark.parametrize(

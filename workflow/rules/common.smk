@@ -78,6 +78,32 @@ def get_point_environment(wildcards):
     return [ancient(str(environments.link_marker(environment)))] if environment else []
 
 
+def get_point_derived_inputs(wildcards):
+    """Files the point reads that a rule derives once (a network model's description)."""
+    spec = get_point_spec(wildcards)
+    return list(FAMILY[spec["experiment"]].derivations(spec))
+
+
+def _derivation(wildcards):
+    path = paths.NETWORK_DESCRIPTION.format(**wildcards)
+    if path not in CAMPAIGN.derivations:
+        raise WorkflowError(f"{path} is the description of no configured point")
+    return CAMPAIGN.derivations[path]
+
+
+def get_description_environment(wildcards):
+    """The link of the environment a description is derived in (ancient: relinking derives nothing anew)."""
+    return [] if CAMPAIGN.uses_conda else [ancient(str(environments.link_marker(_derivation(wildcards)["environment"])))]
+
+
+def get_description_conda_env(wildcards):
+    return str(paths.ENVS / f"{_derivation(wildcards)['environment']}.yaml")
+
+
+def get_description_params(wildcards):
+    return _derivation(wildcards)
+
+
 def get_linked_key(wildcards):
     """The key of the cached environment a checkout's .venv-<environment> stands on: a param, so
     that an edited envs file links anew (without making finished points rerun)."""
@@ -123,6 +149,14 @@ def get_point_resource(key):
         return _RESOURCES[spec["path"]][key]
 
     return value
+
+
+def get_point_mem_mb(wildcards, input):
+    """Memory per node from the point's family; a family that reads a derived input for it (a network
+    description's synapse count) raises FileNotFoundError until it exists, and Snakemake determines
+    the request then (its input is named here for that)."""
+    spec = get_point_spec(wildcards)
+    return FAMILY[spec["experiment"]].mem_mb(spec, config)
 
 
 def get_point_runtime_min(wildcards):

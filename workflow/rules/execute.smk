@@ -8,6 +8,7 @@ for family in USED_FAMILIES.values():
         input:
             spec=f"{POINT}/spec.json",
             environment=get_point_environment,
+            derived=get_point_derived_inputs,
         output:
             **family_outputs(family),
         log:
@@ -22,7 +23,8 @@ for family in USED_FAMILIES.values():
             *config["envmodules"],
         threads: get_point_resource("threads")
         resources:
-            mem_mb=get_point_resource("mem_mb"),
+            # (read once its derived inputs exist: a description's synapse count)
+            mem_mb=get_point_mem_mb,
             runtime=get_point_runtime_min,
             # The point's shape as a SLURM job (ignored by the local executor).
             nodes=get_point_resource("nodes"),

@@ -32,6 +32,7 @@ import contextlib
 import fcntl
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import sys
@@ -103,7 +104,7 @@ MAM_NEST_3_10_NUMPY_2 = (
         else:
             return mem
 """,
-        "        return 0  # snnbench: nest.sli_func is gone in NEST 3.10\n",
+        "        return 0  # snnbench: NEST 3.10 has no memory_thisjob to call\n",
     ),
     (
         MAM_SIMULATION,
@@ -191,7 +192,11 @@ def source_line(lines: list[str], where: str) -> dict | None:
     name, build = found[0]
     if name not in SOURCES:
         raise SourceMissing(f"{where}: `# source: {name}` is not a known source; known are {', '.join(SOURCES)}")
-    return {"source": name, "files_sha256": SOURCES[name].files_sha256, **({"build": build} if build else {})}
+    source = SOURCES[name]
+    found = {"source": name, "files_sha256": source.files_sha256, **({"build": build} if build else {})}
+    if source.patches:  # a changed edit makes another environment
+        found["patches_sha256"] = hashlib.sha256(json.dumps(source.patches).encode()).hexdigest()[:16]
+    return found
 
 
 def cache_folder() -> Path:

@@ -63,6 +63,21 @@ class Family:
         """The point's environment (envs/<name>.yaml)."""
         raise NotImplementedError
 
+    def mem_mb(self, spec: dict, config: dict) -> int:
+        """Memory to request per node for the point; may read the point's derived inputs (a
+        FileNotFoundError for one of them leaves the request to be determined once it exists)."""
+        return self.resources(spec, config)["mem_mb"]
+
+    def derivations(self, spec: dict) -> dict[str, dict]:
+        """Files a point reads besides its spec and environment, each derived once by another rule
+        (e.g. a network model's description): path -> {environment: envs/<name>.yaml it is made in,
+        module: `python -m <module> PARAMS_JSON OUT`, params: what defines it}."""
+        return {}
+
+    def derived_environments(self, experiment: dict) -> list[str]:
+        """Environments (envs/<name>.yaml) that the experiment's derived inputs are made in."""
+        return []
+
     def cpu_environments(self) -> list[str]:
         """The environments (envs/<name>.yaml) this family's points use on a machine without a GPU,
         besides the workflow's own: what `make test` makes (snnbench.planning.environments)."""

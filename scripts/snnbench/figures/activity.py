@@ -12,7 +12,7 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import INVALID, colors
-from snnbench.network import models, validation
+from snnbench.network import compare, models, validation
 
 
 def network_model(points: pd.DataFrame):
@@ -21,9 +21,16 @@ def network_model(points: pd.DataFrame):
     return models.get(names[0] if len(names) else models.DEFAULT)
 
 
+def populations(points: pd.DataFrame) -> list[str]:
+    """The populations of a table's points: its model's, or where they depend on the point (the
+    multi-area model's simulated areas), the table's rate columns."""
+    fixed = network_model(points).populations
+    return list(fixed) if fixed else [c.removeprefix("rate_").removesuffix("_hz") for c in compare.rate_columns(points)]
+
+
 def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
     """One row per point and population (columns `keep`, population, rate); None without rates."""
-    cols = [f"rate_{p}_hz" for p in network_model(points).populations]
+    cols = [f"rate_{p}_hz" for p in populations(points)]
     if points.empty or not set(cols) <= set(points.columns):
         return None
     long = points.melt(id_vars=keep, value_vars=cols, var_name="population", value_name="rate")
@@ -100,7 +107,7 @@ def rates_by_simulator(ax, data: Data) -> None:
         palette=colors(data.points[data.series]),
         errorbar=ERRORBAR,
         err_kws={"linewidth": 0.8},
-        order=list(network_model(data.points).populations),
+        order=populations(data.points),
         ax=ax,
     )
     table = compare.agreement(data.points)
@@ -130,7 +137,7 @@ def _distribution(ax, data: Data, statistic: str, label: str) -> None:
         y="value",
         hue=hue,
         hue_order=order,
-        order=list(network_model(data.points).populations),
+        order=populations(data.points),
         palette=colors(order),
         fliersize=0,
         whis=(5, 95),
@@ -139,7 +146,7 @@ def _distribution(ax, data: Data, statistic: str, label: str) -> None:
     )
     invalid = sub[~sub["valid"].astype(bool)]
     if not invalid.empty:
-        med = invalid.groupby("population")["value"].median().reindex(list(network_model(data.points).populations))
+        med = invalid.groupby("population")["value"].median().reindex(populations(data.points))
         ax.scatter(range(len(med)), med, label="invalid (median)", **INVALID)
     ax.set_xlabel("population")
     ax.set_ylabel(label)

@@ -124,7 +124,7 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             ranks[0]["population_first_ids"],
             net.num_neurons.tolist(),
             model["t_sim_ms"],
-            network_model.populations,
+            network_model.populations_of(model),
         )
         model_problems = network_model.activity_problems(model, stats, model_results)
         verdict = activity.verdict(stats, bounds, network_model.reference_rates(model), model_problems)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from snnbench import environments
+from snnbench import environments, paths
 from snnbench.environments import builds
 from snnbench.families.base import Family
 from snnbench.network import execute, models, race, rows
@@ -173,10 +173,23 @@ class Network(Family):
             f"{', '.join(shapes)}; seeds {', '.join(map(str, experiment['seeds']))}." + _race_summary(experiment)
         ).strip()
 
+    def derivations(self, spec: dict) -> dict[str, dict]:
+        key = self.model.description_key(spec["model"])
+        if key is None:
+            return {}
+        path = paths.NETWORK_DESCRIPTION.format(model=self.name, description=key)
+        derivation = {"environment": self.model.description_environment, "module": self.model.description_module}
+        return {path: {**derivation, "params": self.model.description_params(spec["model"])}}
+
+    def derived_environments(self, experiment: dict) -> list[str]:
+        return [self.model.description_environment] if self.model.description_environment else []
+
     def cpu_environments(self) -> list[str]:
-        """The environments of the simulators that build this model without a GPU (MPI ones too)."""
+        """The environments of the simulators that build this model without a GPU (MPI ones too),
+        and the one its description is derived in."""
         cpu = [s for name, s in simulator_registry.registered().items() if not s.gpus and name in self._simulators()]
         named = [env for s in cpu for env in (s.environment, s.mpi_environment) if env]
+        named += self.derived_environments({})
         return [env for env in dict.fromkeys(named) if env not in environments.MAIN]
 
     def _simulators(self) -> list[str]:
@@ -197,7 +210,7 @@ class Network(Family):
         res = spec["resources"]
         return {
             "threads": res["virtual_processes"],
-            "mem_mb": self.model.estimate_mem_mb(spec),
+            "mem_mb": self._mem_mb_if_known(spec),
             "nodes": res["nodes"],
             # The ranks as SLURM tasks: in all (--ntasks) for one rank per node, else per node
             # (--ntasks-per-node): SLURM does not spread --ntasks evenly over nodes whose cores are
@@ -210,6 +223,16 @@ class Network(Family):
             "mpi": "srun" if res["ranks"] > 1 else None,
             "gpu": int(res.get("gpus", 0)),
         }
+
+    def mem_mb(self, spec: dict, config: dict) -> int:
+        return self.model.estimate_mem_mb(spec)
+
+    def _mem_mb_if_known(self, spec: dict) -> int | None:
+        """None while a derived input it needs (a description) does not exist yet."""
+        try:
+            return self.model.estimate_mem_mb(spec)
+        except FileNotFoundError:
+            return None
 
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         return execute.run_point(
@@ -238,7 +261,7 @@ class Network(Family):
 
     def finish_table(self, points, beside: list, tolerance: dict | None):
         validations = [(point, files["validation.json"]) for point, files in beside if "validation.json" in files]
-        return rows.finish_table(points, validations, tolerance)
+        return rows.finish_table(points, validations, tolerance, self.model.reference_simulator)
 
     def figures(self, config: dict) -> dict[str, list[str]]:
         return {**config["figures"]["experiment"], **self.model.figures}

@@ -41,6 +41,8 @@ def _point_columns(spec: dict) -> dict:
         "shape": f"{res['nodes']}x{res['ranks_per_node']}x{res['threads_per_rank']}",
         "neuron_scale": model["neuron_scale"],
         "indegree_scale": model["indegree_scale"],
+        # The network description the point read (a model derived into one), else empty.
+        "network_description": models.get(spec.get("model_name", models.DEFAULT)).description_key(model),
         "input": model["input"],
         "t_presim_ms": model["t_presim_ms"],
         "t_sim_ms": model["t_sim_ms"],
@@ -182,7 +184,7 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     return points
 
 
-def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None):
+def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None, reference: str = compare.REFERENCE):
     """The validation verdict judged with the current tolerance (validation.judge_table: a point
     outside it is not valid), parallel efficiency and rate agreement with NEST. Returns the points
     and the long validation table (one row per point, population and statistic)."""
@@ -207,7 +209,7 @@ def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None
         points["validation_checked"] = False
         points["validation_passed"] = None
         points["validation_problems"] = "not validated"
-    points = compare.add_agreement(add_efficiency(points))
+    points = compare.add_agreement(add_efficiency(points), reference)
     if not long.empty:
         keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
         reference = pd.DataFrame(checks).set_index("path")["reference"]

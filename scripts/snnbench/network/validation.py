@@ -254,7 +254,8 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
     for column in wide_columns:
         out[column] = np.nan
     problems = pd.Series("", index=out.index, dtype=object)
-    if not rows.empty:
+    # (no row compared with a reference, e.g. where the reference point failed: no such column)
+    if not rows.empty and "ks_reference" in rows:
         rows = rows[rows["path"].isin(checked.index[checked])]
         compared = rows[rows["ks_reference"].notna()].copy()
         if not compared.empty:
@@ -326,7 +327,7 @@ def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict
             settings["neurons_per_population"],
             settings["bin_ms"],
             settings["min_spikes_for_cv"],
-            network_model.populations,
+            network_model.populations_of(model),
         )
     save(stats, meta, out_path)
     return meta

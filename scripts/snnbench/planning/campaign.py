@@ -259,7 +259,17 @@ class Campaign:
         ):
             if environment:
                 needs(environments.key(environment), maker.named_build(environment), name)
+        for name, experiment in self.experiments.items():
+            for environment in self.family[name].derived_environments(experiment):
+                if not self.uses_conda:
+                    needs(environments.key(environment), maker.named_build(environment), name)
         return made
+
+    @cached_property
+    def derivations(self) -> dict[str, dict]:
+        """Files points read that a rule derives once (a network description): path -> derivation
+        (snnbench.families.base.Family.derivations); a model's parameters do not depend on the seed."""
+        return {path: d for s in self.representatives() for path, d in self.family_of_point(s).derivations(s).items()}
 
     # --- validation: each validated point's reference run and other seeds, indexed once
     @cached_property

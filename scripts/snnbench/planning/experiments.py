@@ -54,7 +54,7 @@ def time_limit_s(config: dict, spec: dict) -> float:
 
 def estimate_mem_mb(spec: dict) -> int:
     """Memory to request per node for a point (its family's estimate)."""
-    return families.of_spec(spec).resources(spec, {})["mem_mb"]
+    return families.of_spec(spec).mem_mb(spec, {})
 
 
 def build_labels(config: dict, key: str) -> list[str]:

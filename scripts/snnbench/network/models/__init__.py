@@ -20,6 +20,7 @@ from snnbench.network.models.base import NetworkModel
 MODELS = {
     "pd14": "snnbench.network.models.pd14:PD14",
     "hpc_benchmark": "snnbench.network.models.hpc_benchmark:HpcBenchmark",
+    "multi_area_model": "snnbench.network.models.multi_area:MultiArea",
 }
 EXTRA_VARIABLE = "SNNBENCH_NETWORK_MODELS"
 

@@ -94,6 +94,25 @@ class NetworkModel:
     # `checklist` (warm-up, seeds, model time of each recipe) and `table` (its living table, a CSV
     # beside snnbench.network.race). None: the model has no race, and a `race:` block is refused.
     race: dict | None = None
+    # The simulator the others' rates are compared with (the table's rates_agree_with_<simulator>).
+    reference_simulator = "nest"
+    # A model whose network is derived into a description first (snnbench.network.models.multi_area):
+    # the environment and the module (`python -m <module> PARAMS_JSON OUT_JSON`) that derive it.
+    description_environment: str | None = None
+    description_module: str | None = None
+
+    def description_key(self, params: dict) -> str | None:
+        """The folder of the point's network description (paths.NETWORK_DESCRIPTION); None: the
+        model's network is built from its parameters alone."""
+        return None
+
+    def description_params(self, params: dict) -> dict:
+        """What the description is derived from (what defines it, nothing about the run)."""
+        return {}
+
+    def populations_of(self, params: dict) -> tuple[str, ...]:
+        """The populations of the network at these parameters, in the builders' order."""
+        return self.populations
 
     def size(self, params: dict) -> Size:
         raise NotImplementedError

@@ -45,9 +45,9 @@ class Simulator:
 
 NEST = "snnbench.network.simulators.nest"
 BRIAN2 = "snnbench.network.simulators.brian2"
-GENN = "snnbench.network.simulators.genn:GennBackend"
+GENN = "snnbench.network.simulators.genn.pd14:GennBackend"
 BRIAN2_PD14 = {"pd14": f"{BRIAN2}.pd14:Brian2Backend"}
-GENN_OPTIONS = "snnbench.network.simulators.genn_options:problems"
+GENN_OPTIONS = "snnbench.network.simulators.genn.options:problems"
 
 
 SIMULATORS = {
@@ -76,6 +76,11 @@ SIMULATORS = {
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
     "genn": Simulator(environment="pygenn", gpus=1, options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
     "genn-cpu": Simulator(environment="pygenn", options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
+    # INM-6's own simulation of the multi-area model in the model's environment: its reference run.
+    "nest-inm6": Simulator(
+        environment="multi-area-model",
+        builders={"multi_area_model": "snnbench.network.simulators.inm6:Inm6Backend"},
+    ),
 }
 
 

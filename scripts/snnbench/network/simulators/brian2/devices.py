@@ -117,7 +117,7 @@ def use_standalone_device(b2, device: Device, build_dir: Path, threads: int, mak
 
         b2.prefs.devices.genn.path = str(genn_path())
         if device.gpu:
-            # As for PyGeNN (snnbench.network.simulators.genn.CUDA_PREFERENCES): device 0 of those
+            # As for PyGeNN (snnbench.network.simulators.genn.common.CUDA_PREFERENCES): device 0 of those
             # the job was given, GeNN's manual block sizes, no optimiser run.
             cuda_prefs = b2.prefs.devices.genn.cuda_backend
             cuda_prefs.device_select, cuda_prefs.manual_device = "MANUAL", 0

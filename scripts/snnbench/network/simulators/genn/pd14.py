@@ -24,10 +24,6 @@ recording buffer are wall-clock timers around those calls.
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
-import math
-import os
 import sys
 import time
 from contextlib import nullcontext
@@ -38,93 +34,19 @@ import numpy as np
 from snnbench.machine.gpu import GpuMemoryPoller
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.records.provenance import package_versions
-
-# PyGeNN backend by simulator name.
-GENN_BACKENDS = {"genn": "cuda", "genn-cpu": "single_threaded_cpu"}
-# Threads per presynaptic spike of procedural connectivity on the GPU: 8 unless the config says
-# (genn.procedural_threads_per_spike), the value of GeNN's own PD14 example
-# (userproject/potjans_microcircuit.py, GeNN 5.4.0). Not in the config schema's defaults, so that
-# specs made before the option existed stay unchanged (finished points are not rerun).
-DEFAULT_OPTIONS = {"procedural_connectivity": False, "procedural_threads_per_spike": 8}
-# Delays are redrawn below dt/2 (NEST's bound) and, for GeNN's fixed-size delay buffer, above
-# mean + 8 sd: a draw beyond that has probability < 1e-15, so in practice the distribution is
-# NEST's unbounded one.
-DELAY_BOUND_SD = 8.0
-# GeNN's timers (seconds, cumulative): the runtime's names, readable once the model is loaded.
-GENN_TIMERS = (
-    "init_time",
-    "init_sparse_time",
-    "neuron_update_time",
-    "presynaptic_update_time",
-    "postsynaptic_update_time",
-    "synapse_dynamics_time",
+from snnbench.network.simulators.genn.common import (
+    CUDA_PREFERENCES,
+    DEFAULT_OPTIONS,
+    DELAY_SNIPPET_CODE,
+    GENN_BACKENDS,
+    GENN_TIMERS,
+    build_key,
+    build_root,
+    delay_params,
+    delay_slots,
+    spike_steps,
 )
-# The CUDA backend's device and block sizes, chosen by hand: GeNN's optimiser (OPTIMAL device,
-# OCCUPANCY block sizes) crashed PyGeNN 5.4 with CUDA 13.0 on an H100 (driver 580.159.04,
-# 2026-11-25: a segfault while the backend is created). The point's GPU is device 0 of those
-# SLURM (or CUDA_VISIBLE_DEVICES) gives it; the block sizes are GeNN's manual defaults.
-CUDA_PREFERENCES = {"device_select_method": "MANUAL", "manual_device_id": 0, "block_size_select_method": "MANUAL"}
-BUILD_CACHE_ENV = "SNNBENCH_BUILD_CACHE"  # as Brian2's standalone builds (brian2.build_cache)
-
-# PD14's delay in whole steps, at least one, as GeNN's dendritic delay: a spike of step x with
-# dendritic delay d first moves its target's V in step x + 1 + d, as NEST's with a delay of d steps
-# (tests/e2e/test_genn.py checks it).
-DELAY_SNIPPET_CODE = """
-scalar steps;
-do {
-    steps = meanSteps + gennrand_normal() * sdSteps;
-} while (steps < minSteps || steps > maxSteps);
-value = fmax(rint(steps), 1.0);
-"""
-
-
-def delay_params(mean_ms: float, sd_ms: float, dt_ms: float = pd14.DT_MS) -> dict[str, float]:
-    """The delay snippet's parameters, in time steps."""
-    return {
-        "meanSteps": mean_ms / dt_ms,
-        "sdSteps": sd_ms / dt_ms,
-        "minSteps": 0.5,
-        "maxSteps": (mean_ms + DELAY_BOUND_SD * sd_ms) / dt_ms,
-    }
-
-
-def dendritic_delay_slots(net: pd14.Network, dt_ms: float = pd14.DT_MS) -> int:
-    """Slots of GeNN's dendritic delay buffer for the longest delay the snippet can draw (one
-    value for every projection, so that GeNN can fuse their postsynaptic models)."""
-    longest = max(
-        delay_params(m, s, dt_ms)["maxSteps"] for m, s in zip(net.delay_mean_ms.flat, net.delay_sd_ms.flat, strict=True)
-    )
-    return int(math.floor(longest + 0.5)) + 1  # delays 0 .. rint(longest)
-
-
-def spike_steps(recorded_steps: np.ndarray, presim_steps: int, sim_steps: int) -> np.ndarray:
-    """The time steps of spikes read from GeNN's recording buffer of `sim_steps` slots after
-    presim_steps + sim_steps steps. GeNN writes step s into slot s % sim_steps and labels slot k
-    as step presim_steps + k; the true step of slot k is presim_steps + (k - presim_steps) mod sim_steps."""
-    slot = np.asarray(recorded_steps, dtype=np.int64) - presim_steps
-    return presim_steps + np.mod(slot - presim_steps, sim_steps)
-
-
-def build_key(spec: dict, environment: str) -> str:
-    """What the generated code depends on: the model, the seed (compiled in), the simulator and its
-    options, and the environment."""
-    model = {
-        k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in spec["model"].items()
-    }
-    key = {
-        "simulator": spec["simulator"],
-        "model": model,
-        "seed": spec["seed"],
-        "options": spec.get("simulator_options", {}),
-        "environment": environment,
-    }
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def build_root() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "pygenn"
-    return Path(os.environ.get(BUILD_CACHE_ENV, default))
+from snnbench.records.provenance import package_versions
 
 
 class GennBackend(Backend):
@@ -159,10 +81,10 @@ class GennBackend(Backend):
                 f"PyGeNN in {sys.prefix} has no {self.backend_name} backend (it has: {built}); the CUDA backend is "
                 "built only where CUDA_PATH names a CUDA toolkit when the environment is made (docs/genn.md)"
             )
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
-        name = f"pd14_{self.spec['simulator'].replace('-', '_')}"
+        self.derive()
+        name = f"{self.spec.get('model_name', 'pd14')}_{self.spec['simulator'].replace('-', '_')}"
         model = pygenn.GeNNModel("float", name, backend=self.backend_name, **self._preferences())
-        model.dt = pd14.DT_MS
+        model.dt = self.dt_ms
         model.seed = self.spec["seed"]
         model.timing_enabled = True
         model.fuse_postsynaptic_models = True
@@ -185,11 +107,18 @@ class GennBackend(Backend):
             key: enums[key].__members__[value] if key in enums else value for key, value in CUDA_PREFERENCES.items()
         }
 
-    def create(self) -> None:
-        from pygenn import init_var
+    # The model's network, the same way for every model: hooks that a model's builder on GeNN overrides.
+    dt_ms = pd14.DT_MS
 
+    def derive(self) -> None:
+        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        self.sizes = [int(n) for n in self.net.num_neurons]
+
+    def neuron_populations(self) -> list[dict]:
+        """name, size, GeNN's LIF parameters, the initial V (mean, sd) and the Poisson drives (weight
+        pA, tauSyn ms, rate spikes/s) of each population."""
         net, P = self.net, pd14.NEURON
-        self.populations = []
+        found = []
         for p, name in enumerate(pd14.POPULATIONS):
             params = {
                 "C": P["C_m_pF"],  # pF, pA, mV and ms: R = tau_m / C in GOhm, so I * R is in mV
@@ -200,14 +129,56 @@ class GennBackend(Backend):
                 "Ioffset": float(net.dc_amp_pA[p]),
                 "TauRefrac": P["t_ref_ms"],
             }
-            v0 = init_var("Normal", {"mean": float(pd14.V0_MEAN_MV[p]), "sd": float(pd14.V0_SD_MV[p])})
+            drives = []
+            if net.input == "poisson" and net.ext_indegree[p] > 0:
+                drives.append((net.weight_ext_pA, P["tau_syn_ms"], float(net.poisson_rate_hz[p])))
+            v0 = (float(pd14.V0_MEAN_MV[p]), float(pd14.V0_SD_MV[p]))
+            found.append({"name": name, "size": self.sizes[p], "params": params, "v0": v0, "drives": drives})
+        return found
+
+    def projections(self) -> list[dict]:
+        """name, source and target (population indices), number of synapses, the weight's normal (mean,
+        sd) and bounds, the delay's normal (ms) and smallest step count, and tauSyn of each projection."""
+        net, largest = self.net, float(np.finfo(np.float32).max)
+        found = []
+        for t in range(len(pd14.POPULATIONS)):
+            for s in range(len(pd14.POPULATIONS)):
+                if net.num_synapses[t, s] == 0:
+                    continue
+                mean_w = float(net.weight_mean_pA[t, s])
+                found.append(
+                    {
+                        "name": f"{pd14.POPULATIONS[s]}_to_{pd14.POPULATIONS[t]}",
+                        "source": s,
+                        "target": t,
+                        "n": int(net.num_synapses[t, s]),
+                        "weight": (mean_w, float(net.weight_sd_pA[t, s])),
+                        "bounds": (0.0, largest) if mean_w > 0 else (-largest, 0.0),
+                        "delay": (float(net.delay_mean_ms[t, s]), float(net.delay_sd_ms[t, s])),
+                        "min_steps": 0.5,  # NEST's bound: dt / 2
+                        "tau_syn_ms": pd14.NEURON["tau_syn_ms"],
+                    }
+                )
+        return found
+
+    def create(self) -> None:
+        from pygenn import init_var
+
+        self.populations = []
+        for population in self.neuron_populations():
+            mean, sd = population["v0"]
             pop = self.genn.add_neuron_population(
-                name, int(net.num_neurons[p]), "LIF", params, {"V": v0, "RefracTime": 0.0}
+                population["name"],
+                population["size"],
+                "LIF",
+                population["params"],
+                {"V": init_var("Normal", {"mean": mean, "sd": sd}), "RefracTime": 0.0},
             )
             pop.spike_recording_enabled = bool(self.model["record_spikes"])
-            if net.input == "poisson" and net.ext_indegree[p] > 0:
-                drive = {"weight": net.weight_ext_pA, "tauSyn": P["tau_syn_ms"], "rate": float(net.poisson_rate_hz[p])}
-                self.genn.add_current_source(f"{name}_poisson", "PoissonExp", pop, drive, {"current": 0.0})
+            for k, (weight, tau_syn, rate) in enumerate(population["drives"]):
+                drive = {"weight": weight, "tauSyn": tau_syn, "rate": rate}
+                name = f"{population['name']}_poisson" + (f"_{k}" if k else "")
+                self.genn.add_current_source(name, "PoissonExp", pop, drive, {"current": 0.0})
             self.populations.append(pop)
 
     def connect(self) -> None:
@@ -219,39 +190,31 @@ class GennBackend(Backend):
             init_weight_update,
         )
 
-        net = self.net
         # Kept on the backend: GeNN refers to the snippet until the model is built (a collected one crashes it).
         self.delay_snippet = delay_snippet = create_var_init_snippet(
-            "pd14_delay_steps", params=list(delay_params(1.0, 1.0)), var_init_code=DELAY_SNIPPET_CODE
+            "delay_steps", params=list(delay_params(1.0, 1.0)), var_init_code=DELAY_SNIPPET_CODE
         )
-        slots = dendritic_delay_slots(net)
-        largest = float(np.finfo(np.float32).max)
+        projections = self.projections()
+        slots = delay_slots(projections, self.dt_ms)
         self.synapse_groups, self.expected_synapses = [], 0
-        for t in range(len(pd14.POPULATIONS)):
-            for s in range(len(pd14.POPULATIONS)):
-                n = int(net.num_synapses[t, s])
-                if n == 0:
-                    continue
-                mean_w, sd_w = float(net.weight_mean_pA[t, s]), float(net.weight_sd_pA[t, s])
-                low, high = (0.0, largest) if mean_w > 0 else (-largest, 0.0)
-                weight = init_var("NormalClipped", {"mean": mean_w, "sd": sd_w, "min": low, "max": high})
-                delay = init_var(
-                    delay_snippet, delay_params(float(net.delay_mean_ms[t, s]), float(net.delay_sd_ms[t, s]))
-                )
-                group = self.genn.add_synapse_population(
-                    f"{pd14.POPULATIONS[s]}_to_{pd14.POPULATIONS[t]}",
-                    "PROCEDURAL" if self.procedural else "SPARSE",
-                    self.populations[s],
-                    self.populations[t],
-                    init_weight_update("StaticPulseDendriticDelay", {}, {"g": weight, "d": delay}),
-                    init_postsynaptic("ExpCurr", {"tau": pd14.NEURON["tau_syn_ms"]}),
-                    init_sparse_connectivity("FixedNumberTotalWithReplacement", {"num": n}),
-                )
-                group.max_dendritic_delay_timesteps = slots
-                if self.threads_per_spike is not None:
-                    group.num_threads_per_spike = self.threads_per_spike
-                self.synapse_groups.append(group)
-                self.expected_synapses += n
+        for projection in projections:
+            (mean_w, sd_w), (low, high) = projection["weight"], projection["bounds"]
+            weight = init_var("NormalClipped", {"mean": mean_w, "sd": sd_w, "min": low, "max": high})
+            steps = delay_params(*projection["delay"], self.dt_ms, projection["min_steps"])
+            group = self.genn.add_synapse_population(
+                projection["name"],
+                "PROCEDURAL" if self.procedural else "SPARSE",
+                self.populations[projection["source"]],
+                self.populations[projection["target"]],
+                init_weight_update("StaticPulseDendriticDelay", {}, {"g": weight, "d": init_var(delay_snippet, steps)}),
+                init_postsynaptic("ExpCurr", {"tau": projection["tau_syn_ms"]}),
+                init_sparse_connectivity("FixedNumberTotalWithReplacement", {"num": projection["n"]}),
+            )
+            group.max_dendritic_delay_timesteps = slots
+            if self.threads_per_spike is not None:
+                group.num_threads_per_spike = self.threads_per_spike
+            self.synapse_groups.append(group)
+            self.expected_synapses += projection["n"]
         self.info["dendritic_delay_slots"] = slots
 
     def prepare(self) -> None:
@@ -263,8 +226,8 @@ class GennBackend(Backend):
         self._wall["build"] = time.perf_counter() - start
         # GeNN recompiles only when the model changed (its hash of the model, model.sha).
         self.info["build"]["binary_reused"] = before is not None and library.stat().st_mtime_ns == before
-        self.presim_steps = round(self.model["t_presim_ms"] / pd14.DT_MS)
-        self.sim_steps = round(self.model["t_sim_ms"] / pd14.DT_MS)
+        self.presim_steps = round(self.model["t_presim_ms"] / self.dt_ms)
+        self.sim_steps = round(self.model["t_sim_ms"] / self.dt_ms)
         start = time.perf_counter()
         self.genn.load(num_recording_timesteps=self.sim_steps if self.model["record_spikes"] else None)
         self._wall["load"] = time.perf_counter() - start
@@ -306,14 +269,14 @@ class GennBackend(Backend):
         return timers
 
     def output(self) -> RankOutput:
-        first_ids = np.concatenate([[0], np.cumsum(self.net.num_neurons)[:-1]]).astype(int)
+        first_ids = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(int)
         senders, times = [], []
         if self.model["record_spikes"]:
             for p, pop in enumerate(self.populations):
                 recorded_ms, ids = pop.spike_recording_data[0]
-                steps = spike_steps(np.rint(np.asarray(recorded_ms) / pd14.DT_MS), self.presim_steps, self.sim_steps)
+                steps = spike_steps(np.rint(np.asarray(recorded_ms) / self.dt_ms), self.presim_steps, self.sim_steps)
                 senders.append(np.asarray(ids, dtype=np.int64) + first_ids[p])
-                times.append((steps + 1) * pd14.DT_MS)  # NEST's stamp: the end of the step
+                times.append((steps + 1) * self.dt_ms)  # NEST's stamp: the end of the step
         return RankOutput(
             rank=0,
             num_ranks=1,
