@@ -20,10 +20,10 @@ import numpy as np
 
 from snnbench.network.models import multi_area
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest_kernel import kernel_timers
+from snnbench.network.simulators.nest_kernel import NestRunPhases
 
 
-class Inm6Backend(Backend):
+class Inm6Backend(NestRunPhases, Backend):
     name = "nest-inm6"
     library_package = "nest"
 
@@ -60,21 +60,6 @@ class Inm6Backend(Backend):
 
     def connect(self) -> None:
         self.simulation.cortico_cortical_input()
-
-    def prepare(self) -> None:
-        self.nest.Prepare()
-
-    def presimulate(self) -> None:
-        if self.model["t_presim_ms"] > 0:
-            self.nest.Run(self.model["t_presim_ms"])
-
-    def simulate(self) -> None:
-        self.nest.Run(self.model["t_sim_ms"])
-        self.nest.Cleanup()
-        self.spike_counter = int(self.nest.GetKernelStatus("local_spike_counter"))
-
-    def timers(self) -> dict[str, float]:
-        return kernel_timers(self.nest)
 
     def recurrent_synapses(self) -> int:
         """NEST's connections less the devices' (Poisson sources and the spike recorder)."""

@@ -6,7 +6,7 @@ import numpy as np
 
 from snnbench.network.models import pd14
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest_kernel import kernel_timers
+from snnbench.network.simulators.nest_kernel import NestRunPhases
 
 # A model's neuron parameters (NEURON in its module, with units in the names) by NEST's names.
 NEST_NAMES = {
@@ -30,7 +30,7 @@ def neuron_params(neuron: dict) -> dict:
     return {nest_name: value for key, value in neuron.items() for nest_name in NEST_NAMES[key]}
 
 
-class NestBackend(Backend):
+class NestBackend(NestRunPhases, Backend):
     name = "nest"
     library_package = "nest"
 
@@ -108,23 +108,6 @@ class NestBackend(Backend):
                 )
             if self.model["record_spikes"]:
                 nest.Connect(target, self.recorder)
-
-    def prepare(self) -> None:
-        self.nest.Prepare()
-
-    def presimulate(self) -> None:
-        if self.model["t_presim_ms"] > 0:
-            self.nest.Run(self.model["t_presim_ms"])
-
-    def simulate(self) -> None:
-        self.nest.Run(self.model["t_sim_ms"])
-        self.nest.Cleanup()
-        # Spikes this rank's neurons fired in the last Run (the measured window), devices not
-        # counted: what a performance point, which records no spikes, processed.
-        self.spike_counter = int(self.nest.GetKernelStatus("local_spike_counter"))
-
-    def timers(self) -> dict[str, float]:
-        return kernel_timers(self.nest)
 
     def output(self) -> RankOutput:
         nest = self.nest
