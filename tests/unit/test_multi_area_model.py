@@ -4,6 +4,7 @@ replacement inputs, memory from the description, and the source's patches for NE
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from conftest import config_problems, experiment, validated
@@ -81,7 +82,8 @@ def test_memory_and_size_come_from_the_description(tmp_path, monkeypatch):
     multi_area._read.cache_clear()
     assert model.populations_of(params) == ("V1-23E",)
     assert model.size(params).total_synapses == 1_000_000 and model.size(params).num_neurons.tolist() == [100]
-    assert model.estimate_mem_mb(spec) == 1 + int(1.1 * (155 + 100 * 38e-3 + 1e6 * 38e-6)) + 60
+    network = 100 * multi_area.NEURON_MB + 1e6 * multi_area.SYNAPSE_MB
+    assert model.estimate_mem_mb(spec) == math.ceil(multi_area.HEADROOM * (multi_area.INTERPRETER_MB + network)) + 60
 
 
 def test_the_reference_simulation_is_patched_for_nest_3_10_and_numpy_2(tmp_path):

@@ -43,7 +43,8 @@ def medians(points: pd.DataFrame) -> pd.DataFrame:
     theory = ok[[c for c in ok if c.startswith("theory_rate_")]]
     ok["construction_s"] = ok[list(CONSTRUCTION)].sum(axis=1)
     ok["peak_mb_per_vp"] = ok["peak_rss_mb_sum"] / ok["vps"]
-    ok["mean_rate_hz"], ok["lowest_rate_hz"], ok["highest_rate_hz"] = rates.mean(1), rates.min(1), rates.max(1)
+    ok["mean_rate_hz"] = rates.mean(axis=1)
+    ok["lowest_rate_hz"], ok["highest_rate_hz"] = rates.min(axis=1), rates.max(axis=1)
     ok["theory_mean_rate_hz"] = theory.mean(axis=1) if not theory.empty else float("nan")
     table = ok.groupby(["simulator", "shape"])[[c for c in COLUMNS if c in ok]].median()
     table["seeds"] = ok.groupby(["simulator", "shape"])["seed"].count()
@@ -75,7 +76,8 @@ def main(argv: list[str]) -> None:
         sys.exit(f"{path}: no points table (run `make bench-mam`)")
     points = pd.read_csv(path, low_memory=False)
     for _, row in points[~points["valid"].astype(bool)].iterrows():
-        why = row.get("failure_reason") or row.get("activity_problems")
+        reasons = [row.get(k) for k in ("failure_reason", "activity_problems", "validation_problems")]
+        why = next((r for r in reasons if isinstance(r, str) and r), "")
         print(f"not a result: {row['path']} ({row['status']}; {why})")
     print(f"{path}: medians over seeds per simulator and shape")
     print(medians(points).to_string(float_format=lambda v: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"))

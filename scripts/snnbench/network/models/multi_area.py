@@ -48,9 +48,11 @@ STATES = {
     "metastable": {"cc_weights_factor": 1.9, "cc_weights_I_factor": 2.0},
 }
 DT_MS = 0.1
-# Memory per neuron and per synapse on NEST: PD14's measured figures (snnbench.network.models.pd14, the same
-# neuron and static synapses), with its headroom; the interpreter and NEST itself beside them.
-INTERPRETER_MB, NEURON_MB, SYNAPSE_MB, HEADROOM, WRAPPER_MB = 155, 38e-3, 38e-6, 1.1, 60
+# Memory per neuron and per synapse on NEST, with PD14's headroom, the interpreter and NEST itself beside them:
+# the synapse PD14's measured figure (snnbench.network.models.pd14: the same static synapses), the neuron
+# fitted to this model's peaks (NEST 3.10, one rank, 2026-11-26: 4 732 MB at N = K = 0.02 and 5 742-5 994 MB at
+# 0.025, all areas): 51 kB, above PD14's 38 kB (its inter-area delays make longer spike ring buffers).
+INTERPRETER_MB, NEURON_MB, SYNAPSE_MB, HEADROOM, WRAPPER_MB = 155, 51e-3, 38e-6, 1.1, 60
 
 PARAMETERS = parameter_block(
     "Multi-area model parameters (INM-6/multi-area-model v1.2.0).",
