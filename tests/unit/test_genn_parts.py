@@ -107,7 +107,10 @@ def test_the_gpu_bundle_asks_pip_for_the_gpu_machines_python(tmp_path):
 
     (command,) = prepare_gpu.wheel_commands("pygenn")
     assert "--only-binary=:all:" in command and command[command.index("--python-version") + 1] == "3.12"
-    assert set(environments.pins("pygenn")) <= set(command)
+    assert set(prepare_gpu.bundled_pins("pygenn")) <= set(command)
+    # The GPU machine's numpy 2.5.2 stands for PyGeNN's numpy 2 pin; Brian2GeNN's numpy 1.26 travels.
+    assert "numpy==2.4.6" in environments.pins("pygenn") and "numpy==2.4.6" not in command
+    assert "numpy==1.26.4" in prepare_gpu.bundled_pins("brian2genn")
     assert [c for c in prepare_gpu.wheel_commands("norse") if "--no-deps" in c][0][-1] == "norse==1.1.0"
     assert "brian2cuda" not in prepare_gpu.DEFAULT_ENVIRONMENTS  # nvidia-curand alone is about the limit
     assert "--find-links" in command  # a wheel built here from a source distribution counts

@@ -46,18 +46,34 @@ LIMIT_MB = 64.0
 # brian2cuda is not bundled: nvidia-curand's wheel alone (~60 MB) is about the whole limit; its pins need
 # a machine with a package index (or a call of its own carrying only them).
 DEFAULT_ENVIRONMENTS = ("pygenn", "brian2genn")
+# What the GPU machine's Python already has (shared/gpu-checks.md: Python 3.12.3 with numpy 2.5.2, 2026-11):
+# a pin of the same major version is left to it (numpy 2's ABI holds for the 2.4 that PyGeNN is built with
+# here), so that its 16 MiB wheel does not travel; the record names the numpy that ran.
+MACHINE_PACKAGES = {"numpy": "2.5.2"}
 PYGENN_SOURCE = "genn-5.4.0"
 # The GPU machine's interpreter and platform (shared/gpu-checks.md).
 TARGET = ["--python-version", "3.12", "--implementation", "cp", "--abi", "cp312"]
-PLATFORMS = ["--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "any"]
+# linux_x86_64: a wheel built here (brian2 2.5.4) carries that tag.
+PLATFORMS = ["--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "linux_x86_64"]
+PLATFORMS += ["--platform", "any"]
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "download", "--dest", str(WHEELS)]
+
+
+def bundled_pins(env: str) -> list[str]:
+    """The environment's pins less those the GPU machine's own packages stand for (MACHINE_PACKAGES)."""
+
+    def on_machine(pin: str) -> bool:
+        name, version = pin.split("==")
+        return name in MACHINE_PACKAGES and MACHINE_PACKAGES[name].split(".")[0] == version.split(".")[0]
+
+    return [pin for pin in environments.pins(env) if not on_machine(pin)]
 
 
 def wheel_commands(env: str) -> list[list[str]]:
     """pip download commands for an environment's pins as wheels for the GPU machine, with their
     dependencies (wheels already in the bundle, e.g. one built here, count), then its no-deps pins."""
     found = ["--find-links", str(WHEELS)]
-    commands = [[*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, *found, *environments.pins(env)]]
+    commands = [[*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, *found, *bundled_pins(env)]]
     if environments.pins(env, no_deps=True):
         commands.append([*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, "--no-deps", *environments.pins(env, True)])
     return commands
@@ -67,7 +83,7 @@ def without_wheel(env: str) -> list[str]:
     """The environment's pins that have no wheel for the GPU machine (each asked for alone)."""
     return [
         pin
-        for pin in [*environments.pins(env), *environments.pins(env, no_deps=True)]
+        for pin in [*bundled_pins(env), *environments.pins(env, no_deps=True)]
         if subprocess.run([*PIP, "--only-binary=:all:", *TARGET, *PLATFORMS, "--no-deps", pin]).returncode != 0
     ]
 
@@ -101,7 +117,7 @@ def download(env: str) -> None:
         print(" ".join(command), flush=True)
         if subprocess.run(command).returncode != 0:
             raise SystemExit(f"error: envs/{env}.yaml: pip could not download its wheels for Python 3.12")
-    (BUNDLE / f"{env}.txt").write_text("\n".join(environments.pins(env)) + "\n")
+    (BUNDLE / f"{env}.txt").write_text("\n".join(bundled_pins(env)) + "\n")
     no_deps = environments.pins(env, no_deps=True)
     (BUNDLE / f"{env}.no-deps.txt").write_text("".join(f"{pin}\n" for pin in no_deps))
 
