@@ -34,6 +34,8 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
     refuse_space_in_python(sys.executable)
     if command.executor not in LOCAL_EXECUTORS:
         refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
+    else:
+        refuse_unplaceable(campaign)
     missing_environments(campaign)
     points = aimed_points(campaign, command.targets)
     yield from set_aside_damaged(campaign, points, dry_run)
@@ -146,6 +148,24 @@ def refuse_node_local(needed: dict[str, str], node_local: list[str]) -> None:
             "share (e.g. your home or project folder), run `make env` there and start Snakemake from it; nothing "
             "was run."
         )
+
+
+def refuse_unplaceable(campaign) -> None:
+    """Under an executor that runs jobs on this machine: refuse points that cannot run here as their
+    experiment asks (its family's local_problem, e.g. a binding with more threads than cores),
+    naming the experiment's key."""
+    index = {experiment["name"]: i for i, experiment in enumerate(campaign.config["experiments"])}
+    found: dict[str, str] = {}
+    for spec in campaign.representatives():  # the shapes do not depend on the seed
+        problem = campaign.family_of_point(spec).local_problem(spec)
+        if problem:
+            key, why = problem
+            where = f"experiments[{index[spec['experiment']]}].{key} ({spec['experiment']}: {spec.get(key)})"
+            found.setdefault(f"{where}: {why}", spec["path"])
+    if found:
+        lines = [f"  {problem}\n    e.g. point {path}" for problem, path in found.items()]
+        where = ", ".join(campaign.files) or "no config file"
+        raise CannotRun(f"Error in config ({where}) for this machine:\n" + "\n".join(lines) + "\nNothing was run.")
 
 
 def missing_environments(campaign) -> None:
