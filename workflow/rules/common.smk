@@ -9,9 +9,7 @@ from snakemake.logging import logger
 from snnbench import environments, paths, planning
 from snnbench.environments import builds
 from snnbench.planning import before_jobs
-# As tables_onerror: Snakemake sets the name `onerror` in the workflow's globals to the handler
-# once collect.smk registers one (snakemake.workflow.Workflow.onerror).
-from snnbench.tables import onerror as tables_onerror
+from snnbench.tables import onerror as tables_onerror  # `onerror` is Snakemake's: the handler (Workflow.onerror)
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
 # naming the file, the key and what is allowed. A job that the executor starts (SLURM) reads this
