@@ -135,11 +135,22 @@ def test_local_binding_with_more_threads_than_cores_is_refused_before_any_job():
     cores, _ = affinity.usable_cores()
     too_many = {"threads_per_rank": [cores + 1]}
     campaign = planning.plan({"experiments": [experiment(name="fits", binding="none", resources=too_many)]})
-    before_jobs.refuse_unplaceable(campaign)  # unbound: the operating system shares the cores
+    before_jobs.refuse_unplaceable(campaign, campaign.points)  # unbound: the operating system shares the cores
     campaign = planning.plan({"experiments": [experiment(), experiment(name="big", resources=too_many)]})
     with pytest.raises(before_jobs.CannotRun) as refused:
-        before_jobs.refuse_unplaceable(campaign)
+        before_jobs.refuse_unplaceable(campaign, campaign.points)
     message = str(refused.value)
     assert "experiments[1].binding (big: cores): cores gives each thread a core of its own" in message
     assert f"runs {cores + 1} threads on a node, on a machine of {cores} cores" in message
     assert "or binding: none" in message and "experiments[0]" not in message
+    # A run aimed at the points that fit (e.g. one record) is not refused for the experiment's others.
+    mixed = planning.plan({"experiments": [experiment(resources={"threads_per_rank": [1, cores + 1]})]})
+    fits = {path: spec for path, spec in mixed.points.items() if spec["resources"]["threads_per_rank"] == 1}
+    before_jobs.refuse_unplaceable(mixed, fits)
+    with pytest.raises(before_jobs.CannotRun):
+        before_jobs.refuse_unplaceable(mixed, mixed.points)
+    # A dry run (which may plan another machine's presets) only says so.
+    [line] = before_jobs.unplaceable_here(mixed, mixed.points, dry_run=True)
+    assert line.startswith(
+        "on this machine the run would be refused: Error in config (no config file) for this machine"
+    )

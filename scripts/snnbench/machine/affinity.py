@@ -7,6 +7,7 @@ keeps of its binding; snnbench.network.binding judges it.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -89,7 +90,8 @@ def cores(cpus, sys_cpu: Path = SYS_CPU) -> dict[int, str]:
     return {cpu: core_of(cpu, sys_cpu) for cpu in sorted(set(cpus))}
 
 
+@functools.cache
 def usable_cores() -> tuple[int, list[int]]:
-    """The cores this process may run on (distinct cores among its CPUs), and those CPUs."""
+    """The cores this process may run on (distinct cores among its CPUs), and those CPUs: read once."""
     cpus = sorted(os.sched_getaffinity(0))
     return len(set(cores(cpus).values())), cpus
