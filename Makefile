@@ -23,7 +23,7 @@ endif
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-mam bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -180,6 +180,11 @@ MAM_EXPERIMENT ?= mam-machine
 bench-mam: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/$(MAM_EXPERIMENT).yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.mam_strong $(MAM_EXPERIMENT)
+
+## bench-binding: the default experiment and hpc_benchmark's small preset, bound to cores and not bound, 3 seeds each,
+## through the workflow on this machine; then the simulate phase's medians and spreads side by side (docs/binding.md)
+bench-binding: env
+	$(VENV)/bin/python -m snnbench.dev.bench_binding $(ARGS)
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points

@@ -78,3 +78,14 @@ def test_memory_estimate_covers_the_peak(ranks_and_threads):
         peak = float(rec["job_benchmark"]["max_pss"])
         assert peak <= estimate <= 1.25 * peak, (rec["point"]["path"], estimate, peak)
         assert rec["memory"]["peak_rss_mb_sum"] <= estimate  # never below the ranks' own peaks either
+
+
+def test_local_ranks_are_bound_to_cores_of_their_own(ranks_and_threads):
+    # The site default (cores): mpirun binds each rank to a core of its own (--map-by slot:PE=1
+    # --bind-to core), as the kernel said of each rank's main thread during simulate.
+    ranks, _ = ranks_and_threads
+    binding = ranks["binding"]
+    assert binding["asked"] == "cores" and "--map-by slot:PE=1 --bind-to core" in binding["launch"]
+    assert [t["rank"] for t in binding["threads"]] == [0, 1] and binding["obtained"] == "pinned"
+    assert len({t["cores"][0] for t in binding["threads"]}) == 2, binding["threads"]
+    assert sorted(len(r["binding"]["cpus"]) for r in ranks["ranks"]) == [1, 1]  # as mpirun gave them

@@ -204,6 +204,60 @@ def test_a_gpu_point_gets_a_gpu_from_slurm_and_fails_without_cuda(shapes_run):
     assert list(points["status"]) == ["failed"]
 
 
+@pytest.fixture(scope="module")
+def binding_run(cluster, shared_dir):
+    """2 ranks on one node and 1 rank of 2 threads bound to cores (srun --cpu-bind=cores), and 2 ranks not bound."""
+    needs_mpi_nest()
+    workdir = copy_workflow(shared_dir("binding"))
+    experiments = [
+        dict(TINY, name="slurm-pinned", binding="cores", resources={"ranks_per_node": [1, 2], "threads_per_rank": [1]}),
+        dict(TINY, name="slurm-pinned-threads", binding="cores", resources={"threads_per_rank": [2]}),
+        dict(TINY, name="slurm-unpinned", binding="none", resources={"ranks_per_node": [2], "threads_per_rank": [1]}),
+    ]
+    (workdir / "config" / "binding.yaml").write_text(yaml.safe_dump({"experiments": experiments}))
+    slurm_snakemake(workdir, "config/binding.yaml")
+    return workdir
+
+
+def test_ranks_and_threads_of_a_slurm_point_are_on_distinct_cores(binding_run):
+    workdir = binding_run
+    for path, launched in (
+        (
+            point("slurm-pinned", 2, 1),
+            "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=1 --cpu-bind=cores",
+        ),
+        (point("slurm-pinned-threads", 1, 2), "srun --overlap --nodes=1 --ntasks=1 --cpus-per-task=2 --cpu-bind=cores"),
+    ):
+        rec = json.loads((workdir / path / "record.json").read_text())
+        assert rec["status"] == "ok", (path, rec["failure"])
+        binding = rec["binding"]
+        assert binding["asked"] == "cores" and binding["launch"].startswith(launched), binding["launch"]
+        assert "OMP_PROC_BIND=close OMP_PLACES=cores" in binding["launch"]
+        # Two working threads (two ranks' main threads, or one rank's two threads), each allowed on one
+        # CPU, on two different cores of the node, as the operating system saw them during simulate.
+        threads = binding["threads"]
+        assert len(threads) == 2 and len({t["host"] for t in threads}) == 1, threads
+        assert all(len(t["cpus"]) == 1 and t["last_cpu"] in t["cpus"] for t in threads), threads
+        assert len({t["cores"][0] for t in threads}) == 2, threads
+        assert binding["obtained"] == "pinned" and binding["problems"] == [], binding
+    # The ranks' own CPUs as srun gave them, in the hardware record: one each, not the same.
+    rec = json.loads((workdir / point("slurm-pinned", 2, 1) / "record.json").read_text())
+    [node] = [json.loads((workdir / point("slurm-pinned", 2, 1) / name).read_text()) for name in rec["hardware"]]
+    assert (
+        sorted(len(r["cpus"]) for r in node["ranks"]) == [1, 1] and node["ranks"][0]["cpus"] != node["ranks"][1]["cpus"]
+    )
+
+
+def test_unbound_slurm_ranks_may_run_on_every_cpu_of_their_node(binding_run):
+    rec = json.loads((binding_run / point("slurm-unpinned", 2, 1) / "record.json").read_text())
+    assert rec["status"] == "ok", rec["failure"]
+    assert "--cpu-bind=none" in rec["binding"]["launch"] and "OMP_PROC_BIND=false" in rec["binding"]["launch"]
+    assert rec["binding"]["obtained"] == "unpinned"
+    assert all(len(t["cpus"]) > 1 for t in rec["binding"]["threads"]), rec["binding"]["threads"]
+    table = pd.read_csv(binding_run / "results" / "slurm-unpinned" / "points.csv")
+    assert table[["binding", "binding_obtained"]].values.tolist() == [["none", "unpinned"]]
+
+
 def test_a_module_build_point_is_a_slurm_job_with_its_modules_loaded(shapes_run):
     workdir = shapes_run
     path = "results/slurm-modules/nest@site/nodes1_ranks1_threads1/N0.02_K0.1/seed1"

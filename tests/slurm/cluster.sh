@@ -71,9 +71,10 @@ SlurmctldLogFile=$state/log/slurmctld.log
 SlurmdSpoolDir=$state/%n/spool
 SlurmdPidFile=$state/%n/slurmd.pid
 SlurmdLogFile=$state/log/slurmd-%n.log
-# No cgroups in a container: track processes by /proc.
+# No cgroups in a container: track processes by /proc. Tasks are bound to CPUs by
+# sched_setaffinity (task/affinity), as srun --cpu-bind asks (snnbench.network.binding).
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/affinity
 # Cores and memory are consumable, so jobs get what they ask for and run side by side.
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory

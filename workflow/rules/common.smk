@@ -9,7 +9,7 @@ from snakemake.logging import logger
 from snnbench import environments, paths, planning
 from snnbench.environments import builds
 from snnbench.planning import before_jobs
-from snnbench.tables import onerror
+from snnbench.tables import onerror as tables_onerror  # `onerror` is Snakemake's: the handler (Workflow.onerror)
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
 # naming the file, the key and what is allowed. A job that the executor starts (SLURM) reads this
@@ -274,9 +274,9 @@ def write_tables_after_errors():
     """After a run with failed jobs (onerror): the tables of experiments whose points all have a
     record, from the records on disk (snnbench.tables.onerror), so that a point SLURM ended shows;
     first, a failed record for each point whose job ended before its wrapper ran."""
-    for line in onerror.record_dead_jobs(CAMPAIGN.points):
+    for line in tables_onerror.record_dead_jobs(CAMPAIGN.points):
         logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
-    for line in onerror.write_tables(experiment_points, config["activity_check"], tolerance):
+    for line in tables_onerror.write_tables(experiment_points, config["activity_check"], tolerance):
         logger.warning(line)

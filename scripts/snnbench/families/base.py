@@ -27,6 +27,9 @@ class Family:
     # The column of points.csv that names a figure's series, and the columns its rows sort by.
     series = "simulator"
     sort_keys: tuple[str, ...] = ("experiment", "simulator", "seed")
+    # Top-level config keys whose value is the default of the same key in each of the family's
+    # experiments (a site default that an experiment overrides), e.g. the network family's binding.
+    site_defaults: tuple[str, ...] = ()
 
     # --- config -> points
     def check(self, index: int, experiment: dict) -> list[str]:
@@ -90,6 +93,11 @@ class Family:
 
     def missing_environment(self, spec: dict) -> str | None:
         """Why the point cannot start here, if that must stop the workflow before any job."""
+        return None
+
+    def local_problem(self, spec: dict) -> tuple[str, str] | None:
+        """Under an executor that runs jobs on this machine: (the experiment's key, why) where the point
+        cannot run as asked on this machine (e.g. a binding its shape cannot get), else None."""
         return None
 
     def resources(self, spec: dict, config: dict) -> dict:

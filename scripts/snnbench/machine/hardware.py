@@ -20,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from snnbench.machine import affinity
+
 # Where a launcher says which rank of its node a process is (Open MPI, SLURM's srun, MPICH/Hydra, PMI).
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK")
 # Variables that decide threads and their placement, and the job's nodes and CPU binding.
@@ -136,15 +138,23 @@ def node_local_rank(environ=os.environ) -> int:
     return 0
 
 
-def rank_binding(rank: int) -> dict:
-    """What one rank reports of itself: its node, its rank there and the CPUs it may run on."""
-    return {
+def rank_binding(rank: int, cpus: list[int] | None = None, threads: list[dict] | None = None) -> dict:
+    """What one rank reports of itself: its node, its rank there, the CPUs it may run on (cpus: as
+    its launcher gave them, read before an OpenMP runtime bound its main thread; default: now) and,
+    where given, its threads (snnbench.machine.affinity.ran_between) with the core of each CPU."""
+    cpus = sorted(os.sched_getaffinity(0)) if cpus is None else cpus
+    found = {
         "rank": rank,
         "host": socket.gethostname(),
         "node_local_rank": node_local_rank(),
         "pid": os.getpid(),
-        "cpus": sorted(os.sched_getaffinity(0)),
+        "cpus": cpus,
     }
+    if threads is not None:
+        seen = {cpu for t in threads for cpu in t["cpus"]} | set(cpus)
+        found["threads"] = threads
+        found["cores"] = {str(cpu): core for cpu, core in affinity.cores(seen).items()}
+    return found
 
 
 def node_facts(libraries: list[str]) -> dict:

@@ -22,7 +22,7 @@ import numpy as np
 from snnbench.environments import EnvironmentMissing, builds
 from snnbench.machine import energy, hardware, lmod
 from snnbench.machine.memory import process_mb
-from snnbench.network import activity, models, race, simulators
+from snnbench.network import activity, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import REPO
@@ -55,38 +55,29 @@ def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
 
 def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | None = None) -> list[str]:
     """The command that runs the point: its environment's Python for one rank, under an MPI
-    launcher for more (environ: the point's environment where it is not this process's, a module
-    build's)."""
+    launcher for more, with the launcher's options for the point's binding (snnbench.network.binding;
+    environ: the point's environment where it is not this process's, a module build's)."""
     res = spec["resources"]
     launcher = []
-    if res["ranks"] == 1 and environ is not None and in_slurm_job():
-        # One rank of a module build (the site's NEST, built against its MPI) as a step of its own:
-        # alone inside the executor's step, the MPI library would join that step's PMIx as its task,
-        # and SLURM cancels the step when the process ends (--overlap: the executor's step holds the CPUs).
+    if res["ranks"] == 1 and in_slurm_job() and (environ is not None or binding.asked(spec) == binding.CORES):
+        # One rank as a step of its own, bound as asked (the executor's step leaves binding to the
+        # site's default), or of a module build (the site's NEST, built against its MPI): alone inside
+        # the executor's step, the MPI library would join that step's PMIx as its task, and SLURM
+        # cancels the step when the process ends (--overlap: the executor's step holds the CPUs).
         launcher = ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--cpus-per-task={res['threads_per_rank']}"]
+        launcher += binding.srun_options(spec)
     elif res["ranks"] > 1 and in_slurm_job():
-        # Ranks as tasks of this allocation, the same number on each node; SLURM binds each to its
-        # cpus_per_task cores.
+        # Ranks as tasks of this allocation, the same number on each node, bound as asked.
         launcher = [
             "srun",
             f"--nodes={res['nodes']}",
             f"--ntasks={res['ranks']}",
             f"--ntasks-per-node={res['ranks_per_node']}",
             f"--cpus-per-task={res['threads_per_rank']}",
+            *binding.srun_options(spec),
         ]
     elif res["ranks"] > 1:
-        if res["nodes"] > 1:
-            raise PointFailed(
-                f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm"
-            )
-        mpirun = shutil.which("mpirun", path=(environ or os.environ).get("PATH"))
-        if mpirun is None:
-            raise PointFailed(f"a {res['ranks']}-rank point needs an MPI launcher (mpirun); none on PATH")
-        # --bind-to none: let each rank's OpenMP threads use all cores given to it. Root may run
-        # MPI here (containers, CI); Open MPI refuses that unless told.
-        launcher = [mpirun, "-n", str(res["ranks"]), "--bind-to", "none"]
-        if os.geteuid() == 0:
-            launcher.append("--allow-run-as-root")
+        launcher = mpirun_command(spec, environ)
     try:
         python = python_for(spec, environ=environ)
     except (EnvironmentMissing, lmod.ModulesError) as missing:
@@ -94,13 +85,38 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | 
     return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
 
 
-def _launch(spec: dict, spec_path: Path, rank_dir: Path, rec: dict) -> tuple[list[str], dict | None]:
-    """The point's command and its environment (None: this process's); a module build's modules,
-    loaded, go into the record's provenance."""
+def mpirun_command(spec: dict, environ: dict | None) -> list[str]:
+    """mpirun with the point's ranks and binding, on this machine."""
+    res = spec["resources"]
+    if res["nodes"] > 1:
+        raise PointFailed(f"a {res['nodes']}-node point needs a SLURM allocation: run it with --profile profiles/slurm")
+    mpirun = shutil.which("mpirun", path=(environ or os.environ).get("PATH"))
+    if mpirun is None:
+        raise PointFailed(f"a {res['ranks']}-rank point needs an MPI launcher (mpirun); none on PATH")
+    try:
+        options = binding.mpirun_options(spec, (hardware.tool_output([mpirun, "--version"]).splitlines() or [""])[0])
+    except ValueError as error:
+        raise PointFailed(str(error)) from None
+    # Root may run MPI here (containers, CI); Open MPI refuses that unless told.
+    return [mpirun, "-n", str(res["ranks"]), *options, *(["--allow-run-as-root"] if os.geteuid() == 0 else [])]
+
+
+def _launch(spec: dict, spec_path: Path, rank_dir: Path, rec: dict) -> tuple[list[str], dict]:
+    """The point's command and its environment (the OpenMP placement of its binding on this
+    process's, or a module build's, with its modules' provenance in the record)."""
     environ, loaded = module_environment(spec)
     if loaded:
         rec["provenance"]["build"]["modules"] = loaded
-    return launch_command(spec, spec_path, rank_dir, environ), environ
+    command = launch_command(spec, spec_path, rank_dir, environ)
+    return command, binding.environment(spec, os.environ if environ is None else environ)
+
+
+def launched_as(command: list[str], spec: dict) -> str:
+    """How the ranks were started and placed, for the record: the launcher with its options (no
+    Python, no files), and the OpenMP placement variables."""
+    launcher = command[: command.index("-m") - 1] if "-m" in command else command
+    started = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(launcher)) or "one process, no launcher"
+    return f"{started}; " + " ".join(f"{k}={v}" for k, v in binding.OPENMP[binding.asked(spec)].items())
 
 
 def benchmark_files(spec: dict) -> list[Path]:
@@ -160,6 +176,17 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
     }
 
 
+def merge_into(rec: dict, spec: dict, ranks: list[dict], rank_dir: Path, bounds: dict, point_dir: Path, launch: str):
+    """The ranks' outputs (rank_dir) merged into the record: its figures, the binding the run got
+    (launch: how the ranks were started), the hardware files beside it. Returns the spikes."""
+    senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
+    rec.update(build_record(spec, ranks, senders, times, bounds))
+    rec["binding"] = binding.judge(binding.asked(spec), ranks, launch)
+    bindings = [r["binding"] for r in ranks if "binding" in r]
+    rec["hardware"] = hardware.write_nodes(rank_dir, bindings, point_dir)
+    return senders, times
+
+
 def run_point(
     spec_path: Path,
     record_path: Path,
@@ -191,10 +218,8 @@ def run_point(
             ranks = [json.loads(f.read_text()) for f in rank_files]
             if len(ranks) != spec["resources"]["ranks"]:
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
-            senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
-            rec.update(build_record(spec, ranks, senders, times, bounds))
-            bindings = [r["binding"] for r in ranks if "binding" in r]
-            rec["hardware"] = hardware.write_nodes(rank_dir, bindings, Path(record_path).parent)
+            launch = launched_as(command, spec)
+            senders, times = merge_into(rec, spec, ranks, rank_dir, bounds, Path(record_path).parent, launch)
             # This process's own peak too: SLURM's memory limit covers it beside the ranks.
             rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"
@@ -234,10 +259,8 @@ def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, 
     rec["provenance"] = provenance.ran_elsewhere(rec["provenance"], run_dir, first.get("host"), environment)
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     if len(ranks) == spec["resources"]["ranks"]:
-        senders, times = merge_spikes(sorted(Path(run_dir).glob("rank*.npz")))
-        rec.update(build_record(spec, ranks, senders, times, bounds))
-        bindings = [r["binding"] for r in ranks if "binding" in r]
-        rec["hardware"] = hardware.write_nodes(Path(run_dir), bindings, Path(record_path).parent)
+        launch = "not recorded: the ranks ran outside the workflow"
+        senders, times = merge_into(rec, spec, ranks, Path(run_dir), bounds, Path(record_path).parent, launch)
         rec["status"] = "ok"
     else:
         found = f"{len(ranks)} of {spec['resources']['ranks']} rank outputs"

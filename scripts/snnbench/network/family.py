@@ -14,7 +14,8 @@ from pathlib import Path
 from snnbench import environments, paths
 from snnbench.environments import builds
 from snnbench.families.base import Family
-from snnbench.network import execute, models, race, rows
+from snnbench.machine import affinity
+from snnbench.network import binding, execute, models, race, rows
 from snnbench.network import simulators as simulator_registry
 from snnbench.network.simulators import EnvironmentMissing, environment_for
 
@@ -43,6 +44,7 @@ class Network(Family):
     collected = ("validation.json",)
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
+    site_defaults = ("binding",)
 
     # What collect reads of a point's validation result (network.rows.finish_table).
     VALIDATION_KEYS = ("checked", "rows")
@@ -131,6 +133,8 @@ class Network(Family):
             }
             if build:  # only points of builds (others' specs, and so their finished results, stay as they were)
                 spec["build"] = build
+            if experiment.get("binding", binding.NONE) != binding.NONE:  # likewise: unbound points as they were
+                spec["binding"] = experiment["binding"]
             _add_simulator_fields(spec, experiment)
             if "race" in experiment:  # only race experiments' specs (others' finished points stay as they were)
                 spec["race"] = race.spec_fields(experiment)
@@ -206,6 +210,11 @@ class Network(Family):
             return str(error)
         return None
 
+    def local_problem(self, spec: dict) -> tuple[str, str] | None:
+        # A binding this machine's cores cannot give the shape (snnbench.network.binding).
+        why = binding.local_problem(spec, *affinity.usable_cores())
+        return ("binding", why) if why else None
+
     def resources(self, spec: dict, config: dict) -> dict:
         res = spec["resources"]
         return {
@@ -275,6 +284,7 @@ class Network(Family):
             "shape": _shape(spec["resources"], "x"),
             "model": f"N={model['neuron_scale']:g} K={model['indegree_scale']:g} {model['input']} "
             f"{model['t_sim_ms']:g} ms",
+            "binding": binding.summary(rec),
         }
 
     def archived(self, config: dict) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.environments import builds
-from snnbench.network import activity, compare, models, race, validation
+from snnbench.network import activity, binding, compare, models, race, validation
 from snnbench.records.columns import outcome_columns
 
 
@@ -62,6 +62,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         }
     )
     row.update(benchmark or {})
+    row.update(binding.columns(rec))  # asked, obtained, each working thread's CPUs
     row.update(race.record_columns(rec))  # recipe, spikes and synaptic events, energy, E_syn
     row.update(build_columns(prov.get("build")))
     if rec["status"] != "ok":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench.machine import energy, hardware
+from snnbench.machine import affinity, energy, hardware
 from snnbench.machine.memory import process_mb
 from snnbench.network import models
 from snnbench.network.simulators import get_builder
@@ -24,15 +24,22 @@ from snnbench.network.simulators.base import PHASES
 
 
 def run(spec: dict, outdir: Path) -> Path:
+    # The CPUs the launcher gave this rank, before the simulator's OpenMP runtime binds its main thread.
+    launch_cpus = sorted(os.sched_getaffinity(0))
     backend = get_builder(spec["simulator"], spec.get("model_name", models.DEFAULT))(spec)
-    # Energy counters are read at every phase boundary, outside the timed calls.
+    # Energy counters are read at every phase boundary, outside the timed calls; so are the
+    # threads' CPUs around the simulate phase (where each may run, where it ran, what it did).
     meter = energy.Meter(*energy.machine_sensors(bool(spec["resources"].get("gpus"))))
-    phases_s, rss_mb, timers = {}, {}, {"start": {}}
+    phases_s, rss_mb, timers, threads = {}, {}, {"start": {}}, {}
     for phase in PHASES:
         meter.mark(phase)
+        if phase == "simulate":
+            threads = affinity.threads()
         start = time.perf_counter()
         getattr(backend, phase)()
         phases_s[phase] = time.perf_counter() - start
+        if phase == "simulate":
+            threads = affinity.ran_between(threads, affinity.threads())
         rss_mb[phase] = process_mb("VmRSS")
         timers[phase] = backend.timers()
     meter.mark("end")
@@ -68,7 +75,7 @@ def run(spec: dict, outdir: Path) -> Path:
         "simulator_version": out.simulator_version,
         "simulator_info": out.simulator_info,
         "model_results": out.model_results,
-        "binding": hardware.rank_binding(out.rank),
+        "binding": hardware.rank_binding(out.rank, launch_cpus, threads),
     }
     path = outdir / f"rank{out.rank}.json"
     path.write_text(json.dumps(rank_record, indent=1))

@@ -36,11 +36,14 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
         refuse_node_local(needed_on_nodes(campaign), campaign.config["slurm"]["node_local_paths"])
     missing_environments(campaign)
     points = aimed_points(campaign, command.targets)
+    if command.executor in LOCAL_EXECUTORS:
+        yield from unplaceable_here(campaign, points, dry_run)
     yield from set_aside_damaged(campaign, points, dry_run)
     unwritable_points(campaign, points)
     yield from fetch_sources(campaign, dry_run)
 
 
+NOTHING_RUN = "\nNothing was run."
 # Snakemake's executors that run jobs on this machine (a dry run's pseudo-executors included).
 LOCAL_EXECUTORS = (None, "local", "dryrun", "touch")
 
@@ -146,6 +149,35 @@ def refuse_node_local(needed: dict[str, str], node_local: list[str]) -> None:
             "share (e.g. your home or project folder), run `make env` there and start Snakemake from it; nothing "
             "was run."
         )
+
+
+def unplaceable_here(campaign, points: dict[str, dict], dry_run: bool) -> Iterator[str]:
+    """refuse_unplaceable; a dry run (which may plan for another machine, e.g. a GPU machine's
+    presets) only says that the run would be refused."""
+    try:
+        refuse_unplaceable(campaign, points)
+    except CannotRun as refused:
+        if not dry_run:
+            raise
+        yield f"on this machine the run would be refused: {str(refused).removesuffix(NOTHING_RUN)}"
+
+
+def refuse_unplaceable(campaign, points: dict[str, dict]) -> None:
+    """Under an executor that runs jobs on this machine: refuse, among the points the command aims
+    at, those that cannot run here as their experiment asks (its family's local_problem, e.g. a
+    binding with more threads than cores), naming the experiment's key."""
+    index = {experiment["name"]: i for i, experiment in enumerate(campaign.config["experiments"])}
+    found: dict[str, str] = {}
+    for spec in points.values():
+        problem = campaign.family_of_point(spec).local_problem(spec)
+        if problem:
+            key, why = problem
+            where = f"experiments[{index[spec['experiment']]}].{key} ({spec['experiment']}: {spec.get(key)})"
+            found.setdefault(f"{where}: {why}", spec["path"])
+    if found:
+        lines = [f"  {problem}\n    e.g. point {path}" for problem, path in found.items()]
+        where = ", ".join(campaign.files) or "no config file"
+        raise CannotRun(f"Error in config ({where}) for this machine:\n" + "\n".join(lines) + NOTHING_RUN)
 
 
 def missing_environments(campaign) -> None:

@@ -96,6 +96,7 @@ def load(config: dict, files=(), *, checked: bool = False) -> dict:
     problems = [] if checked else config_problems(config, schema)
     if not problems:
         fill_defaults(config, schema)
+        experiments.inherit_site_defaults(config)
         problems = [] if checked else experiments.problems(config)
     if problems:
         raise ConfigRefused(files, problems)
@@ -106,7 +107,7 @@ def plan(config: dict, files=(), *, uses_conda: bool = False, checked: bool = Fa
     """The campaign of a raw config (files: where it came from, for the messages). Raises
     ConfigRefused. checked: as for load(); a job skips the checks across keys too (the panel check
     imports every figure module, and the family checks expand every point)."""
-    campaign = Campaign(load(config, files, checked=checked), uses_conda)
+    campaign = Campaign(load(config, files, checked=checked), uses_conda, files)
     problems = [] if checked else campaign.figure_problems()
     if problems:
         raise ConfigRefused(files, problems)
@@ -117,8 +118,10 @@ class Campaign:
     """Everything the workflow's rules ask of a config: experiments, their families, points,
     figures, comparisons, archives, race standings, build comparisons, environments to make."""
 
-    def __init__(self, config: dict, uses_conda: bool = False):
+    def __init__(self, config: dict, uses_conda: bool = False, files=()):
         self.config = config
+        # The config files, as messages name them.
+        self.files = [shown_path(f) for f in files]
         # With conda, Snakemake makes the points' environments; else the workflow does (rules
         # build_environment and link_environment).
         self.uses_conda = uses_conda

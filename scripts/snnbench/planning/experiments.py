@@ -34,6 +34,14 @@ def problems(config: dict) -> list[str]:
     return found
 
 
+def inherit_site_defaults(config: dict) -> None:
+    """Each experiment that leaves out a key of its family's site_defaults takes the config's
+    top-level value (defaults filled in): e.g. `binding`, a site's default that an experiment overrides."""
+    for experiment in config["experiments"]:
+        for key in families.of_experiment(experiment).site_defaults:
+            experiment.setdefault(key, config[key])
+
+
 def expand_points(experiment: dict) -> list[dict]:
     """All points of one experiment, expanded by its family."""
     return families.of_experiment(experiment).expand(experiment)

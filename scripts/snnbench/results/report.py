@@ -46,6 +46,7 @@ def provenance_row(rec: dict, point_dir: Path | None = None) -> dict:
         "python": prov["python"]["version"],
         "packages": ", ".join(f"{k} {v}" for k, v in sorted(prov["packages"].items())),
         "hardware (per node)": hardware_summary(rec, point_dir),
+        "binding": described.get("binding", ""),
         "environment": ", ".join(f"{k}={v}" for k, v in prov["environment"].items()),
         "failure": (rec["failure"] or {}).get("reason", "").splitlines()[0] if rec["failure"] else "",
     }
