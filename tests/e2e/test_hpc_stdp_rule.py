@@ -46,7 +46,7 @@ import json, math, sys
 import numpy as np
 import brian2 as b2
 from snnbench.network.models import hpc_benchmark as hpc
-from snnbench.network.simulators import brian2_hpc_benchmark as builder
+from snnbench.network.simulators.brian2 import hpc_benchmark as builder
 trains = json.loads(sys.stdin.read())
 b2.prefs.codegen.target = "numpy"
 b2.defaultclock.dt = hpc.DT_MS * b2.ms

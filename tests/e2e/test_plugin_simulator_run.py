@@ -81,4 +81,4 @@ def test_without_the_registration_the_name_is_refused_before_any_job(tmp_path):
         timeout=300,
     )
     assert proc.returncode != 0
-    assert "experiments[0].simulators[1]: 'nest-plugin' is not one of" in proc.stdout + proc.stderr
+    assert "experiments[0].simulators[1]: 'nest-plugin' is not" in proc.stdout + proc.stderr

@@ -79,7 +79,6 @@ def test_memory_and_size_come_from_the_description(tmp_path, monkeypatch):
     ]
     desc = {"populations": populations, "totals": {"neurons": 100, "synapses": 1_000_000}, "theory": {"rates_hz": {}}}
     path.write_text(json.dumps(desc))
-    multi_area._read.cache_clear()
     assert model.populations_of(params) == ("V1-23E",)
     assert model.size(params).total_synapses == 1_000_000 and model.size(params).num_neurons.tolist() == [100]
     network = 100 * multi_area.NEURON_MB + 1e6 * multi_area.SYNAPSE_MB

@@ -93,7 +93,9 @@ def _derivation(wildcards):
 
 def get_description_environment(wildcards):
     """The link of the environment a description is derived in (ancient: relinking derives nothing anew)."""
-    return [] if CAMPAIGN.uses_conda else [ancient(str(environments.link_marker(_derivation(wildcards)["environment"])))]
+    return (
+        [] if CAMPAIGN.uses_conda else [ancient(str(environments.link_marker(_derivation(wildcards)["environment"])))]
+    )
 
 
 def get_description_conda_env(wildcards):

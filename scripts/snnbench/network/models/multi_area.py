@@ -106,13 +106,14 @@ def description_params(params: dict) -> dict:
 
 
 @functools.cache
-def _read(path: str) -> dict:
-    return json.loads(Path(path).read_text())
+def _read(path: Path, mtime_ns: int) -> dict:
+    return json.loads(path.read_text())
 
 
 def description(params: dict, name: str) -> dict:
     """The derived description of a point's network (FileNotFoundError until rule describe_network made it)."""
-    return _read(NETWORK_DESCRIPTION.format(model=name, description=description_key(params)))
+    path = Path(NETWORK_DESCRIPTION.format(model=name, description=description_key(params))).resolve()
+    return _read(path, path.stat().st_mtime_ns)  # read once per file and version, wherever the process stands
 
 
 def simulated(desc: dict) -> list[dict]:
