@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from snnbench import planning
+from snnbench import paths, planning
 from snnbench.schemas import schema_default
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,10 +106,7 @@ def copy_workflow(parent: Path) -> Path:
     """The workflow's files (no results, environments or Snakemake state) in a fresh folder. Its
     points run in the environments of the checkout whose snnbench package runs the workflow."""
     dest = parent / "snnbench"
-    ignore = shutil.ignore_patterns(
-        ".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache", ".ruff_cache", ".git"
-    )
-    shutil.copytree(REPO, dest, ignore=ignore)
+    shutil.copytree(REPO, dest, ignore=paths.copy_ignore(REPO))
     (dest / "results").mkdir()
     return dest
 

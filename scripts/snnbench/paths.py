@@ -7,6 +7,7 @@ search and the families' paths are all derived from the patterns here and in the
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from pathlib import Path
@@ -24,6 +25,23 @@ NETWORK_DESCRIPTION = "networks/{model}/{description}/description.json"
 # The workflow's pattern of a point directory; {point} is the family's part.
 POINT = RESULTS + "/{experiment}/{point}"
 FIELD = re.compile(r"\{(\w+)\}")
+
+
+# What a copy of a checkout leaves out at its top (environments, run data, Snakemake's state, git) and
+# anywhere (caches). At the top only: scripts/snnbench/results is a package, not run data.
+NOT_COPIED_AT_TOP = (".venv*", ".snakemake", RESULTS, "logs", "benchmarks", "networks", ".git")
+NOT_COPIED = ("__pycache__", ".*_cache")
+
+
+def copy_ignore(top: Path):
+    """shutil.copytree's `ignore` for a copy of the checkout at `top` (see NOT_COPIED_AT_TOP)."""
+    top = Path(top).resolve()
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        patterns = NOT_COPIED + (NOT_COPIED_AT_TOP if Path(folder).resolve() == top else ())
+        return {name for name in names if any(fnmatch.fnmatch(name, pattern) for pattern in patterns)}
+
+    return ignored
 
 
 def point_path(experiment: str, point: str) -> str:

@@ -35,7 +35,7 @@ from conftest import (
     module_tree,
     validated,
 )
-from snnbench import environments
+from snnbench import environments, paths
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.planning.experiments import estimate_mem_mb, expand_points
 
@@ -62,8 +62,11 @@ def shared_checkout(source: Path, name: str) -> Path:
     files copied beside SHARED, `make env` there and the per-machine environments linked. Kept
     between runs (refreshed, not rebuilt), as a user's clone on the cluster's shared file system."""
     dest = SHARED.parent / "checkouts" / name
-    keep = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "__pycache__", ".*_cache", ".git")
-    shutil.copytree(source, dest, ignore=keep, dirs_exist_ok=True)
+    kept = paths.copy_ignore(dest)(str(dest), [entry.name for entry in dest.glob("*")] if dest.exists() else [])
+    for stale in dest.glob("*"):  # the code refreshed; the environments and a run's files kept
+        if stale.name not in kept:
+            shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
+    shutil.copytree(source, dest, ignore=paths.copy_ignore(source), dirs_exist_ok=True)
     for command in (["make", "env"], [".venv/bin/python", "-m", "snnbench.environments.maker", *POINT_ENVIRONMENTS]):
         made = subprocess.run(command, cwd=dest, capture_output=True, text=True, timeout=1800)
         assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
-from snnbench import figures
+from snnbench import figures, paths
 from snnbench.network import validation
 from snnbench.network.models import pd14
 from snnbench.tables.failed import failed_records
@@ -57,8 +57,7 @@ def finished(tmp_path_factory):
     from conftest import REPO
 
     workdir = tmp_path_factory.mktemp("e2e") / "snnbench"
-    ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
-    shutil.copytree(REPO, workdir, ignore=ignore)
+    shutil.copytree(REPO, workdir, ignore=paths.copy_ignore(REPO))
     configfile = write_config(workdir, CONFIG)
     proc = snakemake(workdir, "--configfile", configfile)
     return workdir, configfile, proc

@@ -13,7 +13,7 @@ from statistics import median
 import yaml
 
 from snnbench import paths
-from snnbench.dev.benchkit import COPY_IGNORE, GOAL_OVERHEAD_PCT, GOAL_OVERHEAD_S, run_checked, verdict
+from snnbench.dev.benchkit import GOAL_OVERHEAD_PCT, GOAL_OVERHEAD_S, run_checked, verdict
 from snnbench.network.execute import run_point
 from snnbench.paths import REPO
 from snnbench.planning.experiments import expand_points, time_limit_s
@@ -90,7 +90,7 @@ def bench_snakemake(config: dict, tmp: Path, profile: str = "local") -> list[str
     if not snakemake.exists():
         snakemake = Path(shutil.which("snakemake") or sys.exit("no snakemake found (run `make env`)"))
     workdir = tmp / f"repo-{profile}"
-    shutil.copytree(REPO, workdir, ignore=COPY_IGNORE, symlinks=True)
+    shutil.copytree(REPO, workdir, ignore=paths.copy_ignore(REPO), symlinks=True)
     experiment = config["experiments"][0]
     # Only the experiment: the rest of the config (activity_check) comes from config/config.yaml.
     config_path = tmp / "bench-config.yaml"

@@ -29,7 +29,7 @@ from statistics import median
 
 import yaml
 
-from snnbench.dev.benchkit import COPY_IGNORE
+from snnbench import paths
 from snnbench.paths import REPO
 
 SHAPES = 10  # threads per rank 1..10: one shape each; the seeds make up the rest
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     workdir = REPO / "snnbench-bench-planning"  # not /tmp: it may be private to a node
     shutil.rmtree(workdir, ignore_errors=True)
-    shutil.copytree(args.workflow, workdir, ignore=COPY_IGNORE)
+    shutil.copytree(args.workflow, workdir, ignore=paths.copy_ignore(args.workflow))
     (workdir / "results").mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(args.workflow.resolve() / "scripts"))
     print(f"workflow: {args.workflow.resolve()}; median of {args.repeats} fresh Snakemake processes, seconds")

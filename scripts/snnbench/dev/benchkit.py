@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,10 +16,6 @@ from snnbench.network.simulators import python_for
 GOAL_OVERHEAD_S = 2.0
 GOAL_OVERHEAD_PCT = 5.0
 GOAL_RATIO = 1.05
-# Not copied into the throw-away repository of the Snakemake run.
-COPY_IGNORE = shutil.ignore_patterns(
-    ".venv", ".venv-*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".pytest_cache", ".ruff_cache"
-)
 
 
 def bench_config(args: argparse.Namespace, name: str = "bench", simulators: tuple = ("nest",)) -> dict:
