@@ -11,8 +11,8 @@ from snnbench.machine import affinity
 
 
 def test_cpu_lists_as_the_kernel_writes_them():
-    assert affinity.cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
-    assert affinity.cpu_list("5") == [5]
+    assert affinity.parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert affinity.parse_cpu_list("5") == [5]
 
 
 def test_cores_from_sysfs_or_each_cpu_its_own(tmp_path):

@@ -18,8 +18,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 UTIME, STIME, LAST_CPU = 14 - 3, 15 - 3, 39 - 3
 
 
-def cpu_list(text: str) -> list[int]:
-    """[0, 1, 2, 3, 8] for the kernel's list "0-3,8"."""
+def parse_cpu_list(text: str) -> list[int]:
+    """[0, 1, 2, 3, 8] for the kernel's list "0-3,8" (the inverse of snnbench.machine.hardware.cpu_list)."""
     cpus = []
     for part in text.strip().split(","):
         if part:
@@ -35,7 +35,7 @@ def thread_state(task: Path) -> dict:
     status = dict(line.split(":", 1) for line in (task / "status").read_text().splitlines() if ":" in line)
     return {
         "tid": int(task.name),
-        "cpus": cpu_list(status["Cpus_allowed_list"]),
+        "cpus": parse_cpu_list(status["Cpus_allowed_list"]),
         "last_cpu": int(fields[LAST_CPU]),
         "cpu_s": (int(fields[UTIME]) + int(fields[STIME])) / CLOCK_TICKS,
         "preempted": int(status.get("nonvoluntary_ctxt_switches", "0")),
