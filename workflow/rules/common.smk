@@ -92,10 +92,12 @@ def _derivation(wildcards):
 
 
 def get_description_environment(wildcards):
-    """The link of the environment a description is derived in (ancient: relinking derives nothing anew)."""
-    return (
-        [] if CAMPAIGN.uses_conda else [ancient(str(environments.link_marker(_derivation(wildcards)["environment"])))]
-    )
+    """The link of the environment a description is derived in (ancient: relinking derives nothing anew);
+    none for a main environment (.venv) or under conda."""
+    environment = _derivation(wildcards)["environment"]
+    if CAMPAIGN.uses_conda or environment in environments.MAIN:
+        return []
+    return [ancient(str(environments.link_marker(environment)))]
 
 
 def get_description_conda_env(wildcards):

@@ -7,7 +7,7 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 
 Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
-panels by topic: performance, activity, comparison, race (PD14), plasticity (hpc_benchmark), areas (the
+panels by topic: performance, activity, comparison, race (PD14), same_network (one network on every simulator), plasticity (hpc_benchmark), areas (the
 multi-area model), training (snn-training) and data (snn-data).
 
 Every panel works for any series: the series of a panel are the values of `data.series`
@@ -15,7 +15,7 @@ Every panel works for any series: the series of a panel are the values of `data.
 snn-training). Failed points and invalid ones are kept out of the curves and drawn as red crosses.
 """
 
-from snnbench.figures import activity, areas, comparison, data, performance, plasticity, race, training
+from snnbench.figures import activity, areas, comparison, data, performance, plasticity, race, same_network, training
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS
 from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
 from snnbench.figures.registry import (
@@ -73,6 +73,7 @@ __all__ = [
     "panel",
     "performance",
     "plasticity",
+    "same_network",
     "race",
     "style",
     "training",

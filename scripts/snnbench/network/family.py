@@ -186,7 +186,9 @@ class Network(Family):
         return {path: {**derivation, "params": self.model.description_params(spec["model"])}}
 
     def derived_environments(self, experiment: dict) -> list[str]:
-        return [self.model.description_environment] if self.model.description_environment else []
+        # A main environment (.venv: NEST for PD14's exported networks) is there already.
+        environment = self.model.description_environment
+        return [environment] if environment and environment not in environments.MAIN else []
 
     def cpu_environments(self) -> list[str]:
         """The environments of the simulators that build this model without a GPU (MPI ones too),

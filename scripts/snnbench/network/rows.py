@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.environments import builds
-from snnbench.network import activity, binding, compare, models, race, validation
+from snnbench.network import activity, binding, compare, models, race, same_network, validation
 from snnbench.records.columns import outcome_columns
 
 
@@ -44,11 +44,37 @@ def _point_columns(spec: dict) -> dict:
         # The network description the point read (a model derived into one), else empty.
         "network_description": models.get(spec.get("model_name", models.DEFAULT)).description_key(model),
         "input": model["input"],
+        # The network NEST exported and every simulator read (pd14.network_seed), else empty: drawn by each.
+        "network_seed": model.get("network_seed"),
         "t_presim_ms": model["t_presim_ms"],
         "t_sim_ms": model["t_sim_ms"],
         "seed": spec["seed"],
         "path": spec["path"],
     }
+
+
+# What Brian2's and GeNN's backends report of their build and numerics (the record's `simulator`).
+SIMULATOR_KEYS = (
+    "delay_bins",
+    "synapse_objects",
+    "gpu_memory_peak_mb",
+    "connectivity",
+    "procedural_threads_per_spike",
+    "precision",
+    "neuron_model",
+)
+
+
+def simulator_columns(rec: dict) -> dict:
+    """The simulator's version, what it reports (SIMULATOR_KEYS), its binary's reuse and its timers per phase."""
+    simulator = rec["simulator"]
+    row = {"simulator_version": simulator["version"]}
+    row.update({key: simulator[key] for key in SIMULATOR_KEYS if key in simulator})
+    if "build" in simulator:
+        row["binary_reused"] = simulator["build"]["binary_reused"]
+    for phase, timers in rec["simulator_timers_s"].items():
+        row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+    return row
 
 
 def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
@@ -70,17 +96,10 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         return row
     row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
     row["real_time_factor"] = rec["real_time_factor"]
+    row["first_neuron_id"] = rec["ranks"][0]["population_first_ids"][0]  # spikes.npz's senders count from it
     row.update(rec["memory"])
     row.update(rec["network"])
-    row["simulator_version"] = rec["simulator"]["version"]
-    # Brian2's and GeNN's
-    for key in ("delay_bins", "synapse_objects", "gpu_memory_peak_mb", "connectivity", "procedural_threads_per_spike"):
-        if key in rec["simulator"]:
-            row[key] = rec["simulator"][key]
-    if "build" in rec["simulator"]:
-        row["binary_reused"] = rec["simulator"]["build"]["binary_reused"]
-    for phase, timers in rec["simulator_timers_s"].items():
-        row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+    row.update(simulator_columns(rec))
 
     network_model = models.get(spec.get("model_name", models.DEFAULT))
     row.update(network_model.table_columns(rec.get("model_results") or {}))
@@ -210,7 +229,7 @@ def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None
         points["validation_checked"] = False
         points["validation_passed"] = None
         points["validation_problems"] = "not validated"
-    points = compare.add_agreement(add_efficiency(points), reference)
+    points = same_network.add_spike_match(compare.add_agreement(add_efficiency(points), reference), reference)
     if not long.empty:
         keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
         reference = pd.DataFrame(checks).set_index("path")["reference"]

@@ -53,7 +53,7 @@ def parameter_block(description: str, neuron_scale: str, indegree_scale: str, in
         },
     }
     for key, overrides in keys.items():
-        properties[key] = {**properties[key], **overrides}
+        properties[key] = {**properties.get(key, {}), **overrides}  # a model's own key, or a common one's changes
     return {
         "description": description,
         "type": "object",

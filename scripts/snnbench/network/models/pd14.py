@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from snnbench.network.models import pd14_exported as exported
 from snnbench.network.models.base import NetworkModel, Size, parameter_block
 
 POPULATIONS = ("L23E", "L23I", "L4E", "L4I", "L5E", "L5I", "L6E", "L6I")
@@ -232,6 +233,12 @@ PARAMETERS = parameter_block(
     ),
     indegree_scale="Fraction of the full in-degrees; weights and DC input compensate below 1.",
     inputs={"poisson": "one Poisson generator per population", "dc": "the equivalent current"},
+    network_seed={
+        "description": "Set: every simulator reads one network, drawn and exported by NEST from this seed "
+        "(rule describe_network: every neuron's initial potential, every synapse's source, target, weight and "
+        "delay); the point's seed then seeds only the Poisson input. Unset: each simulator draws the network "
+        "from the point's seed.",
+    },
 )
 
 
@@ -255,6 +262,20 @@ class PD14(NetworkModel):
         "table": "race_reference.csv",
     }
 
+    # A network drawn once by NEST (network_seed): derived in NEST's environment, read by every builder.
+    description_environment = "nest"
+    description_module = "snnbench.network.simulators.nest.export"
+
+    def description_key(self, params: dict) -> str | None:
+        return exported.key(params)
+
+    def description_params(self, params: dict) -> dict:
+        return exported.params(params)
+
+    def results(self, params: dict, rank_results: list[dict]) -> dict:
+        """Which exported network the point ran (its file's digest); {}: a network the simulator drew."""
+        return exported.identity(params)
+
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
         return Size(num_neurons=net.num_neurons, total_synapses=net.total_synapses)
@@ -263,16 +284,19 @@ class PD14(NetworkModel):
         return reference_rates(params["neuron_scale"], params["indegree_scale"], params["input"])
 
     def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
-        """Model sizes so small that a population has no neuron (it would fail inside the simulator)."""
+        """Model sizes so small that a population has no neuron (it would fail inside the simulator), and
+        an exported network asked of a simulator that cannot read one."""
+        problems = exported.reader_problems(where, experiment)
         smallest = min(p["neuron_scale"] for p in params)
         sizes = np.round(FULL_NUM_NEURONS * smallest).astype(int)
         if sizes.min() >= 1:
-            return []
+            return problems
         key = "neuron_scale" if "neuron_scale" in experiment["pd14"] else "neuron_scale_per_vp"
         return [
+            *problems,
             f"{where}: pd14.{key} gives populations without neurons (neuron scale {smallest:g}: "
             f"{dict(zip(POPULATIONS, sizes.tolist(), strict=True))}); the smallest scale with a neuron in "
-            f"every population is {1 / FULL_NUM_NEURONS.min():.2e}"
+            f"every population is {1 / FULL_NUM_NEURONS.min():.2e}",
         ]
 
     def estimate_mem_mb(self, spec: dict) -> int:

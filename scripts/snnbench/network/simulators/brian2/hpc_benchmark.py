@@ -30,7 +30,7 @@ import numpy as np
 
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.network.simulators.base import RankOutput
-from snnbench.network.simulators.brian2.pd14 import Brian2Backend, membrane_constants
+from snnbench.network.simulators.brian2.pd14 import Brian2Backend, membrane_constants, refractory_like_nest
 
 # iaf_psc_alpha, one current for both signs (both have tau_syn).
 ALPHA_EQUATIONS = """
@@ -92,7 +92,7 @@ class HpcBenchmarkBrian2(Brian2Backend):
                 ALPHA_EQUATIONS,
                 threshold="v >= V_th",
                 reset="v = V_reset",
-                refractory=P["t_ref_ms"] * b2.ms,
+                refractory=refractory_like_nest(b2, P["t_ref_ms"], self.dt_ms),
                 method="exact",
                 namespace=self.namespace,
                 name=f"pop_{name}",

@@ -5,11 +5,10 @@ reach dt, and optimized initial potentials. Every device gets the same network f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from snnbench.network.models import pd14
+from snnbench.network.models.pd14_exported import Projection
 
 
 def redraw_normal(rng: np.random.Generator, mean: float, sd: float, n: int, low: float, high: float) -> np.ndarray:
@@ -20,19 +19,6 @@ def redraw_normal(rng: np.random.Generator, mean: float, sd: float, n: int, low:
         values[bad] = rng.normal(mean, sd, int(bad.sum()))
         bad = (values < low) | (values > high)
     return values
-
-
-@dataclass
-class Projection:
-    """The synapses of one projection: source/target indices within their populations, weights
-    (pA) and delays in time steps."""
-
-    target: int
-    source: int
-    i: np.ndarray
-    j: np.ndarray
-    weight_pA: np.ndarray
-    delay_steps: np.ndarray
 
 
 def draw_projections(net: pd14.Network, seed: int, dt_ms: float = pd14.DT_MS) -> list[Projection]:

@@ -42,7 +42,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from snnbench.machine.gpu import GpuMemoryPoller
-from snnbench.network.models import pd14
+from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
 from snnbench.network.simulators.brian2 import standalone_runs
 from snnbench.network.simulators.brian2.build_cache import claim_build_dir, newest_mtimes
@@ -70,6 +70,15 @@ LIF_EQUATIONS = """
 
 # The membrane's constants every model's Brian2 equations name (E_L, tau_m, ...).
 MEMBRANE = ("E_L", "tau_m", "C_m", "tau_syn", "V_th", "V_reset")
+
+
+def refractory_like_nest(b2, t_ref_ms: float, dt_ms: float):
+    """Brian2's `refractory` for NEST's refractory period. NEST clamps the membrane in the t_ref / dt
+    steps after the spike's step (iaf_psc_exp counts them down); Brian2 is refractory while
+    t - lastspike < refractory, which clamps one step fewer (the last step of the period already
+    integrates). One step more gives NEST's count: measured on one network with DC input, the
+    shorter period alone made Brian2's spikes drift from NEST's within 100 ms (docs/same-network.md)."""
+    return (t_ref_ms + dt_ms) * b2.ms
 
 
 def membrane_constants(b2, neuron: dict) -> dict:
@@ -126,11 +135,23 @@ class Brian2Backend(Backend):
         """The model's network at the point's size (a builder of another model overrides it)."""
         return pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
 
+    def initial_potentials(self) -> list[np.ndarray]:
+        """Each population's initial potentials (mV): NEST's export (network_seed), else drawn from the seed."""
+        if pd14_exported.key(self.model):
+            return pd14_exported.read(self.model).initial_potentials()
+        return initial_potentials(self.net, self.spec["seed"])
+
+    def projections(self) -> list[pd14_exported.Projection]:
+        """The synapses: NEST's export (network_seed), else drawn from the point's seed."""
+        if pd14_exported.key(self.model):
+            return pd14_exported.read(self.model).projections(pd14.DT_MS)
+        return draw_projections(self.net, self.spec["seed"], pd14.DT_MS)
+
     def create(self) -> None:
         b2, net = self.b2, self.net
         P = pd14.NEURON
         constants = membrane_constants(b2, P)
-        v0 = initial_potentials(net, self.spec["seed"])
+        v0 = self.initial_potentials()
         self.groups, self.inputs, self.monitors = [], [], []
         for p, name in enumerate(pd14.POPULATIONS):
             group = b2.NeuronGroup(
@@ -138,7 +159,7 @@ class Brian2Backend(Backend):
                 LIF_EQUATIONS,
                 threshold="v > V_th",
                 reset="v = V_reset",
-                refractory=P["t_ref_ms"] * b2.ms,
+                refractory=refractory_like_nest(b2, P["t_ref_ms"], self.dt_ms),
                 method="exact",
                 namespace={**constants, "I_dc": net.dc_amp_pA[p] * b2.pA},
                 name=f"pop_{name}",
@@ -164,7 +185,7 @@ class Brian2Backend(Backend):
         self.binning = []
         self.num_synapses = 0
         dt_ms = pd14.DT_MS
-        for proj in draw_projections(self.net, self.spec["seed"], dt_ms):
+        for proj in self.projections():
             src, tgt = self.groups[proj.source], self.groups[proj.target]
             label = projection_label(proj)
             delays = proj.delay_steps
@@ -272,7 +293,7 @@ class Brian2Backend(Backend):
         for p, (i, t) in enumerate(getattr(self, "_spikes", [])):
             keep = t >= t_presim - 1e-9  # the measured window only (Brian2GeNN records from t = 0)
             senders.append(i[keep].astype(np.int64) + first_ids[p])
-            times.append(t[keep])
+            times.append(t[keep] + self.dt_ms)  # NEST's stamp: the end of the step
         created = self._synapses_created()
         info = self._simulator_info()
         return RankOutput(

@@ -20,7 +20,12 @@ GENN_BACKENDS = {"genn": "cuda", "genn-cpu": "single_threaded_cpu"}
 # (genn.procedural_threads_per_spike), the value of GeNN's own PD14 example
 # (userproject/potjans_microcircuit.py, GeNN 5.4.0). Not in the config schema's defaults, so that
 # specs made before the option existed stay unchanged (finished points are not rerun).
-DEFAULT_OPTIONS = {"procedural_connectivity": False, "procedural_threads_per_spike": 8}
+DEFAULT_OPTIONS = {
+    "procedural_connectivity": False,
+    "procedural_threads_per_spike": 8,
+    "precision": "float",
+    "neuron_model": "LIF",
+}
 # Delays are redrawn below dt/2 (NEST's bound) and, for GeNN's fixed-size delay buffer, above
 # mean + 8 sd: a draw beyond that has probability < 1e-15, so in practice the distribution is
 # NEST's unbounded one.

@@ -18,4 +18,8 @@ def problems(where: str, experiment: dict) -> list[str]:
         problems.append(
             f"{where}: genn.procedural_threads_per_spike applies only with genn.procedural_connectivity: true"
         )
+    if options.get("neuron_model") == "iaf_psc_exp" and experiment.get("pd14", {}).get("network_seed") is None:
+        problems.append(
+            f"{where}: genn.neuron_model iaf_psc_exp is built for an exported network only: set pd14.network_seed"
+        )
     return problems

@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.machine.gpu import GpuMemoryPoller
-from snnbench.network.models import pd14
+from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.genn import exact
 from snnbench.network.simulators.genn.common import (
     CUDA_PREFERENCES,
     DEFAULT_OPTIONS,
@@ -60,6 +61,7 @@ class GennBackend(Backend):
         self.backend_name = GENN_BACKENDS[spec["simulator"]]
         self.options = {**DEFAULT_OPTIONS, **spec.get("simulator_options", {})}
         self.procedural = bool(self.options["procedural_connectivity"])
+        self.exact = self.options["neuron_model"] == "iaf_psc_exp"  # NEST's integration (genn.exact)
         # Only the CUDA backend splits a spike over threads (genn-cpu refuses procedural connectivity).
         self.threads_per_spike = (
             int(self.options["procedural_threads_per_spike"])
@@ -83,13 +85,16 @@ class GennBackend(Backend):
             )
         self.derive()
         name = f"{self.spec.get('model_name', 'pd14')}_{self.spec['simulator'].replace('-', '_')}"
-        model = pygenn.GeNNModel("float", name, backend=self.backend_name, **self._preferences())
+        model = pygenn.GeNNModel(self.options["precision"], name, backend=self.backend_name, **self._preferences())
         model.dt = self.dt_ms
         model.seed = self.spec["seed"]
         model.timing_enabled = True
         model.fuse_postsynaptic_models = True
         model.default_narrow_sparse_ind_enabled = True
-        model.default_var_location = pygenn.VarLocation.DEVICE  # weights and delays are never read back
+        # Weights and delays are never read back; an exported network's are copied in from the host.
+        model.default_var_location = (
+            pygenn.VarLocation.HOST_DEVICE if self.exported is not None else pygenn.VarLocation.DEVICE
+        )
         self.genn = model
 
     def _preferences(self) -> dict:
@@ -113,6 +118,12 @@ class GennBackend(Backend):
     def derive(self) -> None:
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
         self.sizes = [int(n) for n in self.net.num_neurons]
+        # A network NEST exported once (network_seed): GeNN is handed its synapses instead of drawing them.
+        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
+        if self.exported is not None and self.procedural:
+            raise ValueError(
+                "an exported network (pd14.network_seed) is stored, not procedural: drop genn.procedural_connectivity"
+            )
 
     def neuron_populations(self) -> list[dict]:
         """name, size, GeNN's LIF parameters, the initial V (mean, sd) and the Poisson drives (weight
@@ -165,15 +176,17 @@ class GennBackend(Backend):
         from pygenn import init_var
 
         self.populations = []
-        for population in self.neuron_populations():
+        exported_v0 = self.exported.initial_potentials() if self.exported is not None else None
+        exact_model = exact.neuron_model() if self.exact else None
+        for p, population in enumerate(self.neuron_populations()):
             mean, sd = population["v0"]
-            pop = self.genn.add_neuron_population(
-                population["name"],
-                population["size"],
-                "LIF",
-                population["params"],
-                {"V": init_var("Normal", {"mean": mean, "sd": sd}), "RefracTime": 0.0},
-            )
+            v0 = init_var("Normal", {"mean": mean, "sd": sd}) if exported_v0 is None else exported_v0[p]
+            if exact_model is None:
+                model, params, state = "LIF", population["params"], {"V": v0, "RefracTime": 0.0}
+            else:  # NEST's exact integration (genn.neuron_model: iaf_psc_exp)
+                params = exact.params(population["params"], pd14.NEURON["tau_syn_ms"], self.dt_ms)
+                model, state = exact_model, {"V": v0, "I": 0.0, "RefracSteps": 0}
+            pop = self.genn.add_neuron_population(population["name"], population["size"], model, params, state)
             pop.spike_recording_enabled = bool(self.model["record_spikes"])
             for k, (weight, tau_syn, rate) in enumerate(population["drives"]):
                 drive = {"weight": weight, "tauSyn": tau_syn, "rate": rate}
@@ -182,6 +195,9 @@ class GennBackend(Backend):
             self.populations.append(pop)
 
     def connect(self) -> None:
+        if self.exported is not None:
+            self.connect_exported()
+            return
         from pygenn import (
             create_var_init_snippet,
             init_postsynaptic,
@@ -216,6 +232,33 @@ class GennBackend(Backend):
             self.synapse_groups.append(group)
             self.expected_synapses += projection["n"]
         self.info["dendritic_delay_slots"] = slots
+
+    def connect_exported(self) -> None:
+        """NEST's exported synapses, one sparse synapse population per projection, their weights and
+        delays (whole steps, GeNN's dendritic delay) as values."""
+        from pygenn import init_postsynaptic, init_weight_update
+
+        projections = self.exported.projections(self.dt_ms)
+        offset = exact.DELAY_OFFSET_STEPS if self.exact else 0
+        slots = int(max(int(p.delay_steps.max()) for p in projections)) + 1 - offset
+        postsynaptic = ("DeltaCurr", {}) if self.exact else ("ExpCurr", {"tau": pd14.NEURON["tau_syn_ms"]})
+        self.synapse_groups, self.expected_synapses = [], 0
+        for projection in projections:
+            values = {"g": projection.weight_pA, "d": (projection.delay_steps - offset).astype(np.float64)}
+            group = self.genn.add_synapse_population(
+                f"{pd14.POPULATIONS[projection.source]}_to_{pd14.POPULATIONS[projection.target]}",
+                "SPARSE",
+                self.populations[projection.source],
+                self.populations[projection.target],
+                init_weight_update("StaticPulseDendriticDelay", {}, values),
+                init_postsynaptic(*postsynaptic),
+            )
+            group.set_sparse_connections(projection.i, projection.j)
+            group.max_dendritic_delay_timesteps = slots
+            self.synapse_groups.append(group)
+            self.expected_synapses += int(projection.i.size)
+        self.info["dendritic_delay_slots"] = slots
+        self.info["network"] = "exported by NEST (pd14.network_seed)"
 
     def prepare(self) -> None:
         self.build_dir = self._claim_build_dir()
@@ -307,6 +350,8 @@ class GennBackend(Backend):
             "backend": self.backend_name,
             "gpu": self.backend_name == "cuda",
             "threads": 1,
+            "precision": self.options["precision"],
+            "neuron_model": self.options["neuron_model"],
             "connectivity": "procedural" if self.procedural else "sparse",
             "procedural_threads_per_spike": self.threads_per_spike,
             "synapse_objects": len(self.synapse_groups),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snnbench.network.models import pd14
+from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
 from snnbench.network.simulators.nest_kernel import NestRunPhases
 
@@ -37,6 +37,8 @@ class NestBackend(NestRunPhases, Backend):
     def setup(self) -> None:
         self.start_kernel(pd14.DT_MS)
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
+        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
 
     def start_kernel(self, resolution_ms: float) -> None:
         """NEST's kernel for this point: threads, resolution, seed (every model's builder on NEST)."""
@@ -58,7 +60,10 @@ class NestBackend(NestRunPhases, Backend):
                 size,
                 params={**neuron_params(pd14.NEURON), "I_e": net.dc_amp_pA[i]},
             )
-            population.V_m = nest.random.normal(pd14.V0_MEAN_MV[i], pd14.V0_SD_MV[i])
+            if self.exported is None:
+                population.V_m = nest.random.normal(pd14.V0_MEAN_MV[i], pd14.V0_SD_MV[i])
+            else:
+                population.V_m = self.exported.initial_potentials()[i]
             self.populations.append(population)
         if net.input == "poisson":
             self.generators = nest.Create("poisson_generator", len(pd14.POPULATIONS))
@@ -75,6 +80,40 @@ class NestBackend(NestRunPhases, Backend):
             self.synapse_models.append(model)
 
     def connect(self) -> None:
+        if self.exported is None:
+            self.draw_connections()
+        else:
+            self.connect_exported()
+        for i, target in enumerate(self.populations):
+            if self.net.input == "poisson":
+                self.nest.Connect(
+                    self.generators[i],
+                    target,
+                    "all_to_all",
+                    {"weight": self.net.weight_ext_pA, "delay": pd14.DELAY_EXT_MS},
+                )
+            if self.model["record_spikes"]:
+                self.nest.Connect(target, self.recorder)
+
+    def connect_exported(self) -> None:
+        """The exported synapses, one call per source population (its synapse model), as arrays."""
+        nest, network = self.nest, self.exported
+        first_id = int(self.populations[0][0].global_id)
+        source_population = network.population_of(network.source)
+        for s, model in enumerate(self.synapse_models):
+            chosen = source_population == s
+            nest.Connect(
+                network.source[chosen].astype(np.int64) + first_id,
+                network.target[chosen].astype(np.int64) + first_id,
+                conn_spec="one_to_one",
+                syn_spec={
+                    "synapse_model": model,
+                    "weight": network.weight_pA[chosen],
+                    "delay": network.delay_ms[chosen],
+                },
+            )
+
+    def draw_connections(self) -> None:
         nest, net = self.nest, self.net
         for t, target in enumerate(self.populations):
             for s, source in enumerate(self.populations):
@@ -98,16 +137,6 @@ class NestBackend(NestRunPhases, Backend):
                     conn_spec={"rule": "fixed_total_number", "N": int(net.num_synapses[t, s])},
                     syn_spec={"synapse_model": self.synapse_models[s], "weight": weight, "delay": delay},
                 )
-        for i, target in enumerate(self.populations):
-            if net.input == "poisson":
-                nest.Connect(
-                    self.generators[i],
-                    target,
-                    "all_to_all",
-                    {"weight": net.weight_ext_pA, "delay": pd14.DELAY_EXT_MS},
-                )
-            if self.model["record_spikes"]:
-                nest.Connect(target, self.recorder)
 
     def output(self) -> RankOutput:
         nest = self.nest

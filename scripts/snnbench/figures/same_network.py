@@ -1,0 +1,65 @@
+"""Panels of one network run by every simulator (pd14.network_seed, DC input): how many of NEST's
+spikes each simulator emits, and each population's rate against NEST's (snnbench.network.same_network)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from snnbench.figures.axes import legend, no_data
+from snnbench.figures.registry import Data, panel
+from snnbench.network import compare
+from snnbench.network.same_network import SAME_RUN
+
+WINDOWS = {"spike_match_early": "first 100 ms", "spike_match_run": "whole run"}
+
+
+def compared(data: Data) -> pd.DataFrame:
+    """Valid points with a spike comparison, NEST's own (the reference) left out."""
+    valid = data.valid
+    if "spike_match_early" not in valid:
+        return valid.iloc[0:0]
+    return valid[valid["spike_match_early"].notna() & (valid["simulator"] != compare.REFERENCE)]
+
+
+@panel("share of NEST's spikes each simulator emits at the same neuron within one step, same network, DC input")
+def spike_match(ax, data: Data) -> None:
+    import seaborn as sns
+
+    points = compared(data)
+    if points.empty:
+        no_data(ax, "no point of an exported network with DC input beside NEST's")
+        return
+    long = points.melt(id_vars=[data.series], value_vars=list(WINDOWS), var_name="window", value_name="share")
+    long["window"] = long["window"].map(WINDOWS)
+    sns.barplot(long, x=data.series, y="share", hue="window", estimator="median", errorbar=("pi", 100), ax=ax)
+    ax.set_ylim(0, 1.05)
+    ax.axhline(0.99, color="0.4", linewidth=0.6, linestyle="--")
+    ax.set_xlabel("")
+    ax.set_ylabel("NEST's spikes matched")
+    ax.tick_params(axis="x", labelrotation=30)
+    legend(ax)
+
+
+@panel("rate of each population against NEST's on the same network and seed (%), median over seeds", wide=True)
+def rate_difference_by_population(ax, data: Data) -> None:
+    import seaborn as sns
+
+    points = compared(data)
+    columns = compare.rate_columns(points)
+    if points.empty or not columns:
+        no_data(ax, "no point of an exported network with DC input beside NEST's")
+        return
+    reference = data.valid[data.valid["simulator"] == compare.REFERENCE].set_index(SAME_RUN)
+    rows = []
+    for _, point in points.iterrows():
+        nest = reference.loc[tuple(point[k] for k in SAME_RUN)]
+        nest = nest.iloc[0] if isinstance(nest, pd.DataFrame) else nest
+        for column in columns:
+            population = column.removeprefix("rate_").removesuffix("_hz")
+            change = 100 * (point[column] - nest[column]) / nest[column] if nest[column] > 0 else float("nan")
+            rows.append({data.series: point[data.series], "population": population, "difference_pct": change})
+    table = pd.DataFrame(rows).pivot_table(index=data.series, columns="population", values="difference_pct")
+    table = table[[c.removeprefix("rate_").removesuffix("_hz") for c in columns]]
+    sns.heatmap(table, annot=True, fmt=".1f", center=0, cmap="RdBu_r", cbar_kws={"label": "rate - NEST's (%)"}, ax=ax)
+    ax.set_xlabel("population")
+    ax.set_ylabel("")

@@ -1,0 +1,160 @@
+"""A PD14 network drawn once and read by every simulator (the `network_seed` key).
+
+NEST draws the network (snnbench.network.simulators.nest.export, rule describe_network) and writes
+it beside its description: `network.npz` holds every neuron's initial membrane potential and every
+synapse's source, target (0-based, the populations one after another), weight (pA) and delay (ms,
+on NEST's grid of time steps). The format is numpy's npz, not SONATA: SONATA is HDF5, which NEST's
+PyPI wheel cannot read (it is built without HDF5), and every environment here has numpy. The
+description (JSON) names the file, its SHA-256 and the NEST that wrote it; a point's record keeps
+that identity (`results`), so a table says which network each point ran.
+
+This module reads and writes the file; it imports no simulator (every backend uses it).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from snnbench.jsonfile import read_json
+from snnbench.paths import NETWORK_DESCRIPTION
+
+MODEL = "pd14"
+NETWORK_FILE = "network.npz"
+# The simulators whose PD14 builder reads an exported network (the others draw their own).
+READERS = ("nest", "brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda", "genn", "genn-cpu")
+
+
+def key(params: dict) -> str | None:
+    """The description's folder, N<scale>_K<scale>_seed<network seed>; None: the simulator draws the network."""
+    if params.get("network_seed") is None:
+        return None
+    return f"N{params['neuron_scale']:g}_K{params['indegree_scale']:g}_seed{params['network_seed']}"
+
+
+def reader_problems(where: str, experiment: dict) -> list[str]:
+    """An exported network asked of a simulator that cannot read one, on one MPI rank only."""
+    if experiment.get(MODEL, {}).get("network_seed") is None:
+        return []
+    problems = []
+    others = [name for name in experiment["simulators"] if name not in READERS]
+    if others:
+        problems.append(
+            f"{where}: pd14.network_seed: {', '.join(others)} cannot read an exported network; "
+            f"simulators that can: {', '.join(READERS)}"
+        )
+    resources = experiment.get("resources", {})
+    if max(resources.get("nodes", [1])) * max(resources.get("ranks_per_node", [1])) > 1:
+        problems.append(
+            f"{where}: pd14.network_seed: an exported network is read on one MPI rank (resources.nodes and "
+            "ranks_per_node: [1]; threads_per_rank: any)"
+        )
+    return problems
+
+
+def params(params: dict) -> dict:
+    """What the export is drawn from: the size and the network seed (the input is not part of it)."""
+    return {name: params[name] for name in ("neuron_scale", "indegree_scale", "network_seed")}
+
+
+def description_path(params: dict) -> Path:
+    return Path(NETWORK_DESCRIPTION.format(model=MODEL, description=key(params))).resolve()
+
+
+def identity(params: dict) -> dict:
+    """The exported network a point ran: its description key, file digest and exporter; {}: none."""
+    if key(params) is None:
+        return {}
+    description = read_json(description_path(params))
+    return {"network": {"description": key(params), **{k: description[k] for k in ("sha256", "exported_by")}}}
+
+
+@dataclass
+class Projection:
+    """The synapses of one projection: source/target indices within their populations, weights
+    (pA) and delays in time steps."""
+
+    target: int
+    source: int
+    i: np.ndarray
+    j: np.ndarray
+    weight_pA: np.ndarray
+    delay_steps: np.ndarray
+
+
+@dataclass(frozen=True)
+class ExportedNetwork:
+    num_neurons: np.ndarray  # per population
+    v0_mV: np.ndarray  # every neuron, populations one after another
+    source: np.ndarray
+    target: np.ndarray
+    weight_pA: np.ndarray
+    delay_ms: np.ndarray
+
+    @property
+    def first(self) -> np.ndarray:
+        """Index of each population's first neuron."""
+        return np.concatenate([[0], np.cumsum(self.num_neurons)[:-1]])
+
+    def population_of(self, neurons: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.first, neurons, side="right") - 1
+
+    def initial_potentials(self) -> list[np.ndarray]:
+        """Initial membrane potential (mV) of each population's neurons."""
+        return np.split(self.v0_mV, np.cumsum(self.num_neurons)[:-1])
+
+    def projections(self, dt_ms: float) -> list[Projection]:
+        """The synapses by (target, source) population, in that order, with indices within the populations."""
+        first = self.first
+        target_pop, source_pop = self.population_of(self.target), self.population_of(self.source)
+        order = np.lexsort((source_pop, target_pop))
+        found = []
+        pairs = np.stack([target_pop[order], source_pop[order]], axis=1)
+        starts = np.flatnonzero(np.r_[True, (np.diff(pairs, axis=0) != 0).any(axis=1)])
+        for begin, end in zip(starts, [*starts[1:], order.size], strict=True):
+            index = order[begin:end]
+            t, s = int(target_pop[index[0]]), int(source_pop[index[0]])
+            found.append(
+                Projection(
+                    target=t,
+                    source=s,
+                    i=(self.source[index] - first[s]).astype(np.int32),
+                    j=(self.target[index] - first[t]).astype(np.int32),
+                    weight_pA=self.weight_pA[index],
+                    delay_steps=np.rint(self.delay_ms[index] / dt_ms).astype(np.int32),
+                )
+            )
+        return found
+
+
+def write(folder: Path, network: ExportedNetwork) -> dict:
+    """Write network.npz into `folder`; returns its name and digest for the description."""
+    path = folder / NETWORK_FILE
+    arrays = {name: getattr(network, name) for name in ExportedNetwork.__dataclass_fields__}
+    with open(path, "wb") as out:  # np.savez on a path would add ".npz" to a temporary name
+        np.savez(out, **arrays)
+    return {"file": NETWORK_FILE, "sha256": digest(path)}
+
+
+def digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+@functools.cache
+def _read(path: Path, mtime_ns: int) -> ExportedNetwork:
+    with np.load(path) as arrays:
+        return ExportedNetwork(**{name: arrays[name] for name in ExportedNetwork.__dataclass_fields__})
+
+
+def read(params: dict) -> ExportedNetwork:
+    """The exported network of a point (FileNotFoundError until rule describe_network made it)."""
+    path = description_path(params).parent / NETWORK_FILE
+    return _read(path, path.stat().st_mtime_ns)

@@ -1,0 +1,54 @@
+"""Simulators on one network (pd14.network_seed) with deterministic input (DC): do they emit NEST's spikes?
+
+For each point of a network NEST exported, beside the NEST point of the same model, network and
+seed (any resource shape): the fraction of NEST's spikes it emits at the same neuron within one
+time step (snnbench.network.spike_match), in the first 100 ms of the measured window and over all
+of it, and the largest relative difference of a population's rate from NEST's. Poisson input is
+drawn by each simulator's own generator, so spikes are compared only with DC input; rates over
+seeds are judged by the one rule of snnbench.network.compare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from snnbench.network import compare, models, spike_match
+
+COLUMNS = ("spike_match_early", "spike_match_run", "spike_match_other_run", "rate_difference_max_rel")
+SAME_RUN = [*compare.SAME_MODEL, "network_seed", "seed"]
+
+
+def spikes(point: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A point's spikes, its neurons counted from 0 (NEST numbers them from its first node's id)."""
+    with np.load(f"{point['path']}/spikes.npz") as data:
+        return data["senders"] - int(point["first_neuron_id"]), data["times_ms"]
+
+
+def largest_rate_difference(point: pd.Series, reference: pd.Series) -> float:
+    """max over populations of |rate - NEST's| / NEST's (populations silent in NEST left out)."""
+    columns = [c for c in compare.rate_columns(pd.DataFrame([point, reference])) if reference[c] > 0]
+    return float(max(abs(point[c] - reference[c]) / reference[c] for c in columns)) if columns else np.nan
+
+
+def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) -> pd.DataFrame:
+    """The COLUMNS for valid DC points of an exported network that NEST also ran; empty elsewhere."""
+    points = points.copy()
+    for column in COLUMNS:
+        points[column] = np.nan
+    if "network_seed" not in points or points["network_seed"].isna().all():
+        return points
+    chosen = points["network_seed"].notna() & (points["input"] == "dc") & points["valid"].astype(bool)
+    for _, group in points[chosen].groupby(SAME_RUN, dropna=False):
+        nest_points = group[group["simulator"] == reference]
+        if nest_points.empty:
+            continue
+        nest_point = nest_points.iloc[0]
+        nest_spikes = spikes(nest_point)
+        dt_ms = models.get(nest_point["model_name"]).dt_ms
+        for index, point in group.iterrows():
+            found = spike_match.match_fractions(nest_spikes, spikes(point), dt_ms, float(point["t_presim_ms"]))
+            for column in COLUMNS[:3]:
+                points.loc[index, column] = found[column]
+            points.loc[index, "rate_difference_max_rel"] = largest_rate_difference(point, nest_point)
+    return points

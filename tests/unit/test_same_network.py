@@ -1,0 +1,132 @@
+"""One network, every simulator: the exported network's file, the spike match, the refusals and the
+table's columns (snnbench.network.models.pd14_exported, spike_match, same_network)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import config_problems, experiment
+from snnbench.network import same_network, spike_match
+from snnbench.network.models import pd14_exported
+
+
+def test_a_spike_within_one_step_matches_and_two_steps_off_does_not():
+    reference = (np.array([0, 1, 2, 3]), np.array([1.0, 2.0, 3.0, 150.0]))
+    other = (np.array([0, 1, 2, 5]), np.array([1.1, 1.9, 3.2, 150.0]))
+    assert spike_match.matched(reference, other, 0.1).tolist() == [True, True, False, False]
+    found = spike_match.match_fractions(reference, other, 0.1, window_start_ms=0.0)
+    assert found["spike_match_early"] == pytest.approx(2 / 3)
+    assert found["spike_match_run"] == pytest.approx(0.5)
+    assert found["reference_spikes_early"] == 3
+
+
+def test_identical_runs_match_fully_and_another_neuron_never_matches():
+    spikes = (np.array([4, 4, 9]), np.array([10.0, 30.0, 31.0]))
+    assert spike_match.match_fractions(spikes, spikes, 0.1, 0.0)["spike_match_run"] == 1.0
+    shifted = (spikes[0] + 1, spikes[1])
+    assert spike_match.match_fractions(spikes, shifted, 0.1, 0.0)["spike_match_run"] == 0.0
+
+
+def small_network() -> pd14_exported.ExportedNetwork:
+    # Two populations of 2 and 3 neurons; synapses listed in no particular order.
+    return pd14_exported.ExportedNetwork(
+        num_neurons=np.array([2, 3]),
+        v0_mV=np.array([-60.0, -61.0, -62.0, -63.0, -64.0]),
+        source=np.array([4, 0, 2, 1], dtype=np.int32),
+        target=np.array([0, 3, 1, 2], dtype=np.int32),
+        weight_pA=np.array([-350.0, 87.8, -351.0, 88.0]),
+        delay_ms=np.array([0.8, 1.5, 0.7, 2.2]),
+    )
+
+
+def test_the_export_is_read_back_by_projection_with_indices_within_the_populations(tmp_path):
+    written = pd14_exported.write(tmp_path, small_network())
+    assert written["file"] == "network.npz" and len(written["sha256"]) == 64
+    network = pd14_exported._read(tmp_path / "network.npz", 0)
+    assert [v.tolist() for v in network.initial_potentials()] == [[-60.0, -61.0], [-62.0, -63.0, -64.0]]
+    projections = {(p.target, p.source): p for p in network.projections(0.1)}
+    assert sorted(projections) == [(0, 1), (1, 0)]
+    inhibitory = projections[(0, 1)]  # from population 1 (neurons 2-4) to population 0
+    assert sorted(zip(inhibitory.i.tolist(), inhibitory.j.tolist(), strict=True)) == [(0, 1), (2, 0)]
+    excitatory = projections[(1, 0)]
+    assert sorted(zip(excitatory.i.tolist(), excitatory.j.tolist(), excitatory.delay_steps.tolist(), strict=True)) == [
+        (0, 1, 15),
+        (1, 0, 22),
+    ]
+
+
+def test_the_description_key_names_size_and_network_seed_and_only_when_asked():
+    params = {"neuron_scale": 0.01, "indegree_scale": 1.0, "input": "dc"}
+    assert pd14_exported.key(params) is None
+    assert pd14_exported.key({**params, "network_seed": 3}) == "N0.01_K1_seed3"
+    assert pd14_exported.params({**params, "network_seed": 3}) == {
+        "neuron_scale": 0.01,
+        "indegree_scale": 1.0,
+        "network_seed": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda e: e.update(simulators=["nest", "pynn-nest"]), "pynn-nest cannot read an exported network"),
+        (lambda e: e["resources"].update(ranks_per_node=[2]), "read on one MPI rank"),
+    ],
+)
+def test_an_exported_network_where_it_cannot_be_read_is_refused(change, words):
+    exp = experiment()
+    exp["pd14"]["network_seed"] = 1
+    change(exp)
+    found = config_problems(exp)
+    assert any("pd14.network_seed" in line and words in line for line in found), found
+
+
+def test_an_exported_network_on_threads_plans():
+    exp = experiment(simulators=["nest", "brian2-cpp", "genn-cpu"])
+    exp["pd14"]["network_seed"] = 1
+    assert config_problems(exp) == []
+
+
+def write_point(folder, simulator, senders, times, first_id, rates):
+    folder.mkdir(parents=True)
+    np.savez(folder / "spikes.npz", senders=np.asarray(senders) + first_id, times_ms=np.asarray(times))
+    return {
+        "experiment": "e",
+        "model_name": "pd14",
+        "simulator": simulator,
+        "neuron_scale": 0.01,
+        "indegree_scale": 1.0,
+        "input": "dc",
+        "network_seed": 1.0,
+        "t_presim_ms": 0.0,
+        "t_sim_ms": 200.0,
+        "seed": 1,
+        "valid": True,
+        "path": str(folder),
+        "first_neuron_id": first_id,
+        "rate_L23E_hz": rates[0],
+        "rate_L23I_hz": rates[1],
+    }
+
+
+def test_each_point_of_an_exported_network_is_compared_with_nests_spikes(tmp_path):
+    times = [5.0, 50.0, 150.0, 190.0]
+    rows = [
+        write_point(tmp_path / "nest", "nest", [0, 1, 2, 3], times, 1, (2.0, 4.0)),
+        write_point(tmp_path / "genn", "genn-cpu", [0, 1, 2, 7], [5.1, 50.0, 150.0, 190.0], 0, (2.2, 4.0)),
+    ]
+    points = same_network.add_spike_match(pd.DataFrame(rows))
+    nest, genn = points.iloc[0], points.iloc[1]
+    assert nest["spike_match_run"] == 1.0 and nest["rate_difference_max_rel"] == 0.0
+    assert genn["spike_match_early"] == 1.0  # NEST's spikes at 5 and 50 ms: both there (one a step later)
+    assert genn["spike_match_run"] == pytest.approx(0.75)  # neuron 3's spike at 190 ms is neuron 7's
+    assert genn["rate_difference_max_rel"] == pytest.approx(0.1)
+
+
+def test_poisson_points_and_points_of_drawn_networks_get_no_spike_match(tmp_path):
+    rows = [write_point(tmp_path / s, s, [0], [5.0], 0, (1.0, 1.0)) for s in ("nest", "brian2-cpp")]
+    poisson = pd.DataFrame(rows).assign(input="poisson")
+    assert same_network.add_spike_match(poisson)["spike_match_run"].isna().all()
+    drawn = pd.DataFrame(rows).assign(network_seed=np.nan)
+    assert same_network.add_spike_match(drawn)["spike_match_run"].isna().all()
