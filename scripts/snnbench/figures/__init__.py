@@ -7,8 +7,9 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 
 Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
-panels by topic: performance, activity, comparison, race (PD14), same_network (one network on every simulator), plasticity (hpc_benchmark), areas (the
-multi-area model), training (snn-training) and data (snn-data).
+panels by topic: performance, activity, comparison, race (PD14), same_network (one network on every
+simulator), plasticity (hpc_benchmark), areas (the multi-area model), training (snn-training) and data
+(snn-data).
 
 Every panel works for any series: the series of a panel are the values of `data.series`
 (`simulator` within a PD14 experiment, `table` across result tables, `framework` for
