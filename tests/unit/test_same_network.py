@@ -103,6 +103,7 @@ def write_point(folder, simulator, senders, times, first_id, rates):
         "t_sim_ms": 200.0,
         "seed": 1,
         "valid": True,
+        "status": "ok",
         "path": str(folder),
         "first_neuron_id": first_id,
         "rate_L23E_hz": rates[0],

@@ -32,13 +32,14 @@ def largest_rate_difference(point: pd.Series, reference: pd.Series) -> float:
 
 
 def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) -> pd.DataFrame:
-    """The COLUMNS for valid DC points of an exported network that NEST also ran; empty elsewhere."""
+    """The COLUMNS for finished DC points of an exported network that NEST also ran; empty elsewhere."""
     points = points.copy()
     for column in COLUMNS:
         points[column] = np.nan
     if "network_seed" not in points or points["network_seed"].isna().all():
         return points
-    chosen = points["network_seed"].notna() & (points["input"] == "dc") & points["valid"].astype(bool)
+    # Every finished point, valid or not: a run that leaves NEST's spikes is what this measures.
+    chosen = points["network_seed"].notna() & (points["input"] == "dc") & (points["status"] == "ok")
     for _, group in points[chosen].groupby(SAME_RUN, dropna=False):
         nest_points = group[group["simulator"] == reference]
         if nest_points.empty:
