@@ -3,6 +3,7 @@ spikes each simulator emits, and each population's rate against NEST's (snnbench
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
@@ -60,6 +61,16 @@ def rate_difference_by_population(ax, data: Data) -> None:
             rows.append({data.series: point[data.series], "population": population, "difference_pct": change})
     table = pd.DataFrame(rows).pivot_table(index=data.series, columns="population", values="difference_pct")
     table = table[[c.removeprefix("rate_").removesuffix("_hz") for c in columns]]
-    sns.heatmap(table, annot=True, fmt=".1f", center=0, cmap="RdBu_r", cbar_kws={"label": "rate - NEST's (%)"}, ax=ax)
+    limit = max(float(np.nanmax(np.abs(table.to_numpy()))), 1.0)  # symmetric around 0; identical rates stay white
+    sns.heatmap(
+        table,
+        annot=True,
+        fmt=".1f",
+        vmin=-limit,
+        vmax=limit,
+        cmap="RdBu_r",
+        cbar_kws={"label": "rate - NEST's (%)"},
+        ax=ax,
+    )
     ax.set_xlabel("population")
     ax.set_ylabel("")
