@@ -23,7 +23,7 @@ from snnbench import environments
 
 SIZE = {"neuron_scale": 0.005, "indegree_scale": 1.0}
 NETWORK = "networks/pd14/N0.005_K1_seed1"
-READERS = ["brian2-cpp", "genn-cpu"]
+READERS = ["pynn-nest", "brian2-cpp", "genn-cpu"]
 
 needs_environments = pytest.mark.skipif(
     not (environments.is_linked("brian2") and environments.is_linked("pygenn")),

@@ -3,6 +3,8 @@ table's columns (snnbench.network.models.pd14_exported, spike_match, same_networ
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,7 +72,6 @@ def test_the_description_key_names_size_and_network_seed_and_only_when_asked():
 @pytest.mark.parametrize(
     "change, words",
     [
-        (lambda e: e.update(simulators=["nest", "pynn-nest"]), "pynn-nest cannot read an exported network"),
         (lambda e: e["resources"].update(ranks_per_node=[2]), "read on one MPI rank"),
     ],
 )
@@ -83,19 +84,28 @@ def test_an_exported_network_where_it_cannot_be_read_is_refused(change, words):
 
 
 def test_an_exported_network_on_threads_plans():
-    exp = experiment(simulators=["nest", "brian2-cpp", "genn-cpu"])
+    exp = experiment(simulators=["nest", "pynn-nest", "brian2-cpp", "genn-cpu"])
     exp["pd14"]["network_seed"] = 1
     assert config_problems(exp) == []
 
 
-def write_point(folder, simulator, senders, times, first_id, rates):
+MODEL = {"neuron_scale": 0.001, "indegree_scale": 1.0, "input": "dc", "network_seed": 1}
+SIZES = [21, 6, 22, 5, 5, 1, 14, 3]  # PD14's populations at neuron scale 0.001
+
+
+def write_point(folder, simulator, neurons, times, first_ids, rates):
+    """A point's spikes and record: `neurons` numbered from 0, written as the simulator numbers them."""
     folder.mkdir(parents=True)
-    np.savez(folder / "spikes.npz", senders=np.asarray(senders) + first_id, times_ms=np.asarray(times))
+    population = np.searchsorted(np.cumsum([0, *SIZES[:-1]]), neurons, side="right") - 1
+    senders = np.asarray(neurons) - np.cumsum([0, *SIZES[:-1]])[population] + np.asarray(first_ids)[population]
+    np.savez(folder / "spikes.npz", senders=senders, times_ms=np.asarray(times))
+    record = {"point": {"model_name": "pd14", "model": MODEL}, "ranks": [{"population_first_ids": first_ids}]}
+    (folder / "record.json").write_text(json.dumps(record))
     return {
         "experiment": "e",
         "model_name": "pd14",
         "simulator": simulator,
-        "neuron_scale": 0.01,
+        "neuron_scale": 0.001,
         "indegree_scale": 1.0,
         "input": "dc",
         "network_seed": 1.0,
@@ -105,28 +115,38 @@ def write_point(folder, simulator, senders, times, first_id, rates):
         "valid": True,
         "status": "ok",
         "path": str(folder),
-        "first_neuron_id": first_id,
         "rate_L23E_hz": rates[0],
         "rate_L23I_hz": rates[1],
     }
 
 
+def test_neurons_are_numbered_alike_whatever_ids_the_simulator_gave():
+    # NEST: populations one after another from id 1; PyNN: a recorder's id between populations.
+    nest = same_network.neuron_index(np.array([1, 21, 22, 28]), [1, 22, 28], [21, 6, 22])
+    pynn = same_network.neuron_index(np.array([1, 21, 23, 30]), [1, 23, 30], [21, 6, 22])
+    assert nest.tolist() == pynn.tolist() == [0, 20, 21, 27]
+
+
+NEST_IDS = (1 + np.cumsum([0, *SIZES[:-1]])).tolist()
+GENN_IDS = np.cumsum([0, *SIZES[:-1]]).tolist()
+
+
 def test_each_point_of_an_exported_network_is_compared_with_nests_spikes(tmp_path):
     times = [5.0, 50.0, 150.0, 190.0]
     rows = [
-        write_point(tmp_path / "nest", "nest", [0, 1, 2, 3], times, 1, (2.0, 4.0)),
-        write_point(tmp_path / "genn", "genn-cpu", [0, 1, 2, 7], [5.1, 50.0, 150.0, 190.0], 0, (2.2, 4.0)),
+        write_point(tmp_path / "nest", "nest", [0, 1, 21, 30], times, NEST_IDS, (2.0, 4.0)),
+        write_point(tmp_path / "genn", "genn-cpu", [0, 1, 21, 31], [5.1, 50.0, 150.0, 190.0], GENN_IDS, (2.2, 4.0)),
     ]
     points = same_network.add_spike_match(pd.DataFrame(rows))
     nest, genn = points.iloc[0], points.iloc[1]
     assert nest["spike_match_run"] == 1.0 and nest["rate_difference_max_rel"] == 0.0
     assert genn["spike_match_early"] == 1.0  # NEST's spikes at 5 and 50 ms: both there (one a step later)
-    assert genn["spike_match_run"] == pytest.approx(0.75)  # neuron 3's spike at 190 ms is neuron 7's
+    assert genn["spike_match_run"] == pytest.approx(0.75)  # neuron 30's spike at 190 ms is neuron 31's
     assert genn["rate_difference_max_rel"] == pytest.approx(0.1)
 
 
 def test_poisson_points_and_points_of_drawn_networks_get_no_spike_match(tmp_path):
-    rows = [write_point(tmp_path / s, s, [0], [5.0], 0, (1.0, 1.0)) for s in ("nest", "brian2-cpp")]
+    rows = [write_point(tmp_path / s, s, [0], [5.0], GENN_IDS, (1.0, 1.0)) for s in ("nest", "brian2-cpp")]
     poisson = pd.DataFrame(rows).assign(input="poisson")
     assert same_network.add_spike_match(poisson)["spike_match_run"].isna().all()
     drawn = pd.DataFrame(rows).assign(network_seed=np.nan)

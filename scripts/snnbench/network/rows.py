@@ -96,7 +96,6 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         return row
     row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
     row["real_time_factor"] = rec["real_time_factor"]
-    row["first_neuron_id"] = rec["ranks"][0]["population_first_ids"][0]  # spikes.npz's senders count from it
     row.update(rec["memory"])
     row.update(rec["network"])
     row.update(simulator_columns(rec))

@@ -13,16 +13,28 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from snnbench.jsonfile import read_json
 from snnbench.network import compare, models, spike_match
 
 COLUMNS = ("spike_match_early", "spike_match_run", "spike_match_other_run", "rate_difference_max_rel")
 SAME_RUN = [*compare.SAME_MODEL, "network_seed", "seed"]
 
 
+def neuron_index(senders: np.ndarray, first_ids: list[int], sizes: list[int]) -> np.ndarray:
+    """Each sender as its neuron's index, populations one after another from 0 (a simulator numbers
+    them its own way: NEST from its first node's id, PyNN with its recorders' ids between populations)."""
+    first = np.asarray(first_ids, dtype=np.int64)
+    population = np.searchsorted(first, senders, side="right") - 1
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return np.asarray(senders, dtype=np.int64) - first[population] + offsets[population]
+
+
 def spikes(point: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A point's spikes, its neurons counted from 0 (NEST numbers them from its first node's id)."""
+    """A point's spikes, its neurons numbered from 0 (snnbench.network.execute writes them beside its record)."""
+    record = read_json(f"{point['path']}/record.json")
+    sizes = models.of_spec(record["point"]).size(record["point"]["model"]).num_neurons.tolist()
     with np.load(f"{point['path']}/spikes.npz") as data:
-        return data["senders"] - int(point["first_neuron_id"]), data["times_ms"]
+        return neuron_index(data["senders"], record["ranks"][0]["population_first_ids"], sizes), data["times_ms"]
 
 
 def largest_rate_difference(point: pd.Series, reference: pd.Series) -> float:

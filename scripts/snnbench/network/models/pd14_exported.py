@@ -26,7 +26,17 @@ from snnbench.paths import NETWORK_DESCRIPTION
 MODEL = "pd14"
 NETWORK_FILE = "network.npz"
 # The simulators whose PD14 builder reads an exported network (the others draw their own).
-READERS = ("nest", "brian2-runtime", "brian2-cpp", "brian2-genn", "brian2-genn-cpu", "brian2-cuda", "genn", "genn-cpu")
+READERS = (
+    "nest",
+    "pynn-nest",
+    "brian2-runtime",
+    "brian2-cpp",
+    "brian2-genn",
+    "brian2-genn-cpu",
+    "brian2-cuda",
+    "genn",
+    "genn-cpu",
+)
 
 
 def key(params: dict) -> str | None:

@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from snnbench.network.models import pd14
+from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
 from snnbench.network.simulators.nest_kernel import kernel_timers
 
@@ -103,6 +103,8 @@ class PynnNestBackend(Backend):
         # number of ranks.
         self.rng = NumpyRNG(seed=self.spec["seed"])
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
+        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
 
     def create(self) -> None:
         sim, net, rd = self.sim, self.net, self.RandomDistribution
@@ -121,7 +123,10 @@ class PynnNestBackend(Backend):
                 i_offset=float(net.dc_amp_pA[i]) * 1e-3,
             )
             population = sim.Population(int(net.num_neurons[i]), cell, label=name)
-            population.initialize(v=rd("normal", mu=pd14.V0_MEAN_MV[i], sigma=pd14.V0_SD_MV[i], rng=self.rng))
+            if self.exported is None:
+                population.initialize(v=rd("normal", mu=pd14.V0_MEAN_MV[i], sigma=pd14.V0_SD_MV[i], rng=self.rng))
+            else:
+                population.initialize(v=self.exported.initial_potentials()[i])
             if self.model["record_spikes"]:
                 population.record("spikes")
             self.populations.append(population)
@@ -132,8 +137,38 @@ class PynnNestBackend(Backend):
                 self.sources.append(sim.Population(target.size, sim.SpikeSourcePoisson(rate=rate)))
 
     def connect(self) -> None:
-        sim, net, rd = self.sim, self.net, self.RandomDistribution
         self.projections = {}
+        if self.exported is None:
+            self.draw_connections()
+        else:
+            self.connect_exported()
+        for source, target in zip(self.sources, self.populations, strict=False):  # no sources with DC drive
+            self.sim.Projection(
+                source,
+                target,
+                self.sim.OneToOneConnector(),
+                self.sim.StaticSynapse(weight=self.net.weight_ext_pA * 1e-3, delay=pd14.DELAY_EXT_MS),
+                receptor_type="excitatory",
+            )
+
+    def connect_exported(self) -> None:
+        """The exported synapses, a FromListConnector per projection (PyNN's units: nA, ms)."""
+        sim = self.sim
+        for projection in self.exported.projections(pd14.DT_MS):
+            s, t = projection.source, projection.target
+            connections = np.column_stack(
+                [projection.i, projection.j, projection.weight_pA * 1e-3, projection.delay_steps * pd14.DT_MS]
+            )
+            self.projections[s, t] = sim.Projection(
+                self.populations[s],
+                self.populations[t],
+                sim.FromListConnector(connections, column_names=["weight", "delay"]),
+                sim.StaticSynapse(),
+                receptor_type="excitatory" if pd14.EXCITATORY[s] else "inhibitory",
+            )
+
+    def draw_connections(self) -> None:
+        sim, net, rd = self.sim, self.net, self.RandomDistribution
         for t, target in enumerate(self.populations):
             for s, source in enumerate(self.populations):
                 if net.num_synapses[t, s] == 0:
@@ -165,14 +200,6 @@ class PynnNestBackend(Backend):
                     sim.StaticSynapse(weight=weight, delay=delay),
                     receptor_type="excitatory" if excitatory else "inhibitory",
                 )
-        for source, target in zip(self.sources, self.populations, strict=False):  # no sources with DC drive
-            sim.Projection(
-                source,
-                target,
-                sim.OneToOneConnector(),
-                sim.StaticSynapse(weight=net.weight_ext_pA * 1e-3, delay=pd14.DELAY_EXT_MS),
-                receptor_type="excitatory",
-            )
 
     def prepare(self) -> None:
         # PyNN has no separate preparation step: it connects recorders and parrots and calls
