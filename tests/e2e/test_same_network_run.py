@@ -1,5 +1,5 @@
 """One network, every simulator, through the real workflow: NEST exports one PD14 network
-(pd14.network_seed, rule describe_network), NEST, brian2-cpp and genn-cpu read it, and with DC input
+(pd14.network_seed, rule describe_network), NEST, PyNN on NEST, brian2-cpp and genn-cpu read it; with DC input
 (nothing random after construction) they emit NEST's spikes: at least 99 % of them within one step in
 the first 100 ms, and every population's rate within 1 % of NEST's over 1 s (issue 35's goal).
 genn-cpu runs NEST's exact integration (genn.neuron_model: iaf_psc_exp) in double precision; GeNN's own
