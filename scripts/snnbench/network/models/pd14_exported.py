@@ -14,12 +14,12 @@ This module reads and writes the file; it imports no simulator (every backend us
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from snnbench.hashing import file_sha256
 from snnbench.jsonfile import read_json
 from snnbench.paths import NETWORK_DESCRIPTION
 
@@ -147,15 +147,7 @@ def write(folder: Path, network: ExportedNetwork) -> dict:
     arrays = {name: getattr(network, name) for name in ExportedNetwork.__dataclass_fields__}
     with open(path, "wb") as out:  # np.savez on a path would add ".npz" to a temporary name
         np.savez(out, **arrays)
-    return {"file": NETWORK_FILE, "sha256": digest(path)}
-
-
-def digest(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
+    return {"file": NETWORK_FILE, "sha256": file_sha256(path)}
 
 
 @functools.cache
