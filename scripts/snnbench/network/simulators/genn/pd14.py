@@ -55,6 +55,7 @@ class GennBackend(Backend):
 
     name = "genn"
     library_package = "pygenn"
+    exported = None  # a network NEST exported (pd14.network_seed); a model's builder that reads none keeps None
 
     def __init__(self, spec: dict):
         super().__init__(spec)

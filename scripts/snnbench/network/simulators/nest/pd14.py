@@ -33,6 +33,7 @@ def neuron_params(neuron: dict) -> dict:
 class NestBackend(NestRunPhases, Backend):
     name = "nest"
     library_package = "nest"
+    exported = None  # a network NEST exported (pd14.network_seed); a model's builder that reads none keeps None
 
     def setup(self) -> None:
         self.start_kernel(pd14.DT_MS)
