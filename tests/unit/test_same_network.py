@@ -151,3 +151,10 @@ def test_poisson_points_and_points_of_drawn_networks_get_no_spike_match(tmp_path
     assert same_network.add_spike_match(poisson)["spike_match_run"].isna().all()
     drawn = pd.DataFrame(rows).assign(network_seed=np.nan)
     assert same_network.add_spike_match(drawn)["spike_match_run"].isna().all()
+
+
+@pytest.mark.parametrize("pd14_change", [{"input": "poisson", "network_seed": 1}, {"input": "dc"}])
+def test_genns_exact_model_without_an_exported_network_with_dc_input_is_refused(pd14_change):
+    exp = experiment(simulators=["nest", "genn-cpu"], genn={"neuron_model": "iaf_psc_exp"})
+    exp["pd14"].update(pd14_change)
+    assert any("genn.neuron_model iaf_psc_exp" in line for line in config_problems(exp)), config_problems(exp)

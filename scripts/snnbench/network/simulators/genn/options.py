@@ -18,8 +18,11 @@ def problems(where: str, experiment: dict) -> list[str]:
         problems.append(
             f"{where}: genn.procedural_threads_per_spike applies only with genn.procedural_connectivity: true"
         )
-    if options.get("neuron_model") == "iaf_psc_exp" and experiment.get("pd14", {}).get("network_seed") is None:
+    pd14 = experiment.get("pd14", {})
+    if options.get("neuron_model") == "iaf_psc_exp" and (pd14.get("network_seed") is None or pd14.get("input") != "dc"):
+        # Its input is the weights arriving in a step (DeltaCurr), not GeNN's Poisson current source.
         problems.append(
-            f"{where}: genn.neuron_model iaf_psc_exp is built for an exported network only: set pd14.network_seed"
+            f"{where}: genn.neuron_model iaf_psc_exp is built for an exported network with DC input: set "
+            "pd14.network_seed and pd14.input: dc"
         )
     return problems

@@ -62,7 +62,7 @@ class GennBackend(Backend):
         self.backend_name = GENN_BACKENDS[spec["simulator"]]
         self.options = {**DEFAULT_OPTIONS, **spec.get("simulator_options", {})}
         self.procedural = bool(self.options["procedural_connectivity"])
-        self.exact = self.options["neuron_model"] == "iaf_psc_exp"  # NEST's integration (genn.exact)
+        self.exact = self.options["neuron_model"] == "iaf_psc_exp"  # NEST's integration (simulators.genn.exact)
         # Only the CUDA backend splits a spike over threads (genn-cpu refuses procedural connectivity).
         self.threads_per_spike = (
             int(self.options["procedural_threads_per_spike"])
