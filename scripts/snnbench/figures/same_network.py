@@ -14,12 +14,17 @@ from snnbench.network.same_network import SAME_RUN
 WINDOWS = {"spike_match_early": "first 100 ms", "spike_match_run": "whole run"}
 
 
+def finished(data: Data) -> pd.DataFrame:
+    """Points that ran to the end, valid or not: a run that leaves NEST's spikes is what these panels show."""
+    return data.points[data.points["status"] == "ok"] if "status" in data.points else data.valid
+
+
 def compared(data: Data) -> pd.DataFrame:
-    """Valid points with a spike comparison, NEST's own (the reference) left out."""
-    valid = data.valid
-    if "spike_match_early" not in valid:
-        return valid.iloc[0:0]
-    return valid[valid["spike_match_early"].notna() & (valid["simulator"] != compare.REFERENCE)]
+    """Finished points with a spike comparison, NEST's own (the reference) left out."""
+    points = finished(data)
+    if "spike_match_early" not in points:
+        return points.iloc[0:0]
+    return points[points["spike_match_early"].notna() & (points["simulator"] != compare.REFERENCE)]
 
 
 @panel("share of NEST's spikes each simulator emits at the same neuron within one step, same network, DC input")
@@ -50,7 +55,7 @@ def rate_difference_by_population(ax, data: Data) -> None:
     if points.empty or not columns:
         no_data(ax, "no point of an exported network with DC input beside NEST's")
         return
-    reference = data.valid[data.valid["simulator"] == compare.REFERENCE].set_index(SAME_RUN)
+    reference = finished(data)[finished(data)["simulator"] == compare.REFERENCE].set_index(SAME_RUN)
     rows = []
     for _, point in points.iterrows():
         nest = reference.loc[tuple(point[k] for k in SAME_RUN)]
@@ -74,3 +79,4 @@ def rate_difference_by_population(ax, data: Data) -> None:
     )
     ax.set_xlabel("population")
     ax.set_ylabel("")
+    ax.tick_params(axis="y", labelrotation=0)
