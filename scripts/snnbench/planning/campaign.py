@@ -13,6 +13,7 @@ workflow again) does not plan the whole campaign to run one point.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from functools import cached_property
@@ -178,12 +179,16 @@ class Campaign:
             for figure, panels in experiment.items()
             if configured.get(figure) != panels
         ]
-        known = ", ".join(figures.PANELS)
         problems = []
         for where, panels in named:
             unknown = [p for p in panels if p not in figures.PANELS]
             if unknown:
-                problems.append(f"{where} names unknown panels {unknown} (known: {known})")
+                # The closest names, not all of them: the list of every panel outgrew one readable line.
+                close = sorted({c for p in unknown for c in difflib.get_close_matches(p, figures.PANELS, n=3)})
+                hint = f"close: {', '.join(close)}; " if close else ""
+                problems.append(
+                    f"{where} names unknown panels {unknown} ({hint}all {len(figures.PANELS)} panels: docs/figures.md)"
+                )
         return problems
 
     # --- points, one experiment at a time, one seed where that is enough
