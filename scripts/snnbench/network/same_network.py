@@ -37,9 +37,10 @@ def spikes(point: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         return neuron_index(data["senders"], record["ranks"][0]["population_first_ids"], sizes), data["times_ms"]
 
 
-def largest_rate_difference(point: pd.Series, reference: pd.Series) -> float:
-    """max over populations of |rate - NEST's| / NEST's (populations silent in NEST left out)."""
-    columns = [c for c in compare.rate_columns(pd.DataFrame([point, reference])) if reference[c] > 0]
+def largest_rate_difference(point: pd.Series, reference: pd.Series, rates: list[str]) -> float:
+    """max over populations (rates: the rate columns) of |rate - NEST's| / NEST's, populations silent in
+    NEST left out."""
+    columns = [c for c in rates if reference[c] > 0]
     return float(max(abs(point[c] - reference[c]) / reference[c] for c in columns)) if columns else np.nan
 
 
@@ -52,6 +53,7 @@ def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) ->
         return points
     # Every finished point, valid or not: a run that leaves NEST's spikes is what this measures.
     chosen = points["network_seed"].notna() & (points["input"] == "dc") & (points["status"] == "ok")
+    rates = compare.rate_columns(points[chosen])
     for _, group in points[chosen].groupby(SAME_RUN, dropna=False):
         nest_points = group[group["simulator"] == reference]
         if nest_points.empty:
@@ -63,5 +65,5 @@ def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) ->
             found = spike_match.match_fractions(nest_spikes, spikes(point), dt_ms, float(point["t_presim_ms"]))
             for column in COLUMNS[:3]:
                 points.loc[index, column] = found[column]
-            points.loc[index, "rate_difference_max_rel"] = largest_rate_difference(point, nest_point)
+            points.loc[index, "rate_difference_max_rel"] = largest_rate_difference(point, nest_point, rates)
     return points

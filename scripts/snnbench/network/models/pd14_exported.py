@@ -156,7 +156,10 @@ def _read(path: Path, mtime_ns: int) -> ExportedNetwork:
         return ExportedNetwork(**{name: arrays[name] for name in ExportedNetwork.__dataclass_fields__})
 
 
-def read(params: dict) -> ExportedNetwork:
-    """The exported network of a point (FileNotFoundError until rule describe_network made it)."""
+def read(params: dict) -> ExportedNetwork | None:
+    """The exported network of a point; None where the point draws its own (no network_seed).
+    FileNotFoundError until rule describe_network made it."""
+    if key(params) is None:
+        return None
     path = description_path(params).parent / NETWORK_FILE
     return _read(path, path.stat().st_mtime_ns)

@@ -104,7 +104,7 @@ class PynnNestBackend(Backend):
         self.rng = NumpyRNG(seed=self.spec["seed"])
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
         # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
-        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
+        self.exported = pd14_exported.read(self.model)
 
     def create(self) -> None:
         sim, net, rd = self.sim, self.net, self.RandomDistribution

@@ -137,15 +137,15 @@ class Brian2Backend(Backend):
 
     def initial_potentials(self) -> list[np.ndarray]:
         """Each population's initial potentials (mV): NEST's export (network_seed), else drawn from the seed."""
-        if pd14_exported.key(self.model):
-            return pd14_exported.read(self.model).initial_potentials()
-        return initial_potentials(self.net, self.spec["seed"])
+        exported = pd14_exported.read(self.model)
+        return exported.initial_potentials() if exported else initial_potentials(self.net, self.spec["seed"])
 
     def projections(self) -> list[pd14_exported.Projection]:
         """The synapses: NEST's export (network_seed), else drawn from the point's seed."""
-        if pd14_exported.key(self.model):
-            return pd14_exported.read(self.model).projections(pd14.DT_MS)
-        return draw_projections(self.net, self.spec["seed"], pd14.DT_MS)
+        exported = pd14_exported.read(self.model)
+        return (
+            exported.projections(pd14.DT_MS) if exported else draw_projections(self.net, self.spec["seed"], pd14.DT_MS)
+        )
 
     def create(self) -> None:
         b2, net = self.b2, self.net

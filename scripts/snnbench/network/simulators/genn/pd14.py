@@ -120,7 +120,7 @@ class GennBackend(Backend):
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
         self.sizes = [int(n) for n in self.net.num_neurons]
         # A network NEST exported once (network_seed): GeNN is handed its synapses instead of drawing them.
-        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
+        self.exported = pd14_exported.read(self.model)
         if self.exported is not None and self.procedural:
             raise ValueError(
                 "an exported network (pd14.network_seed) is stored, not procedural: drop genn.procedural_connectivity"

@@ -39,7 +39,7 @@ class NestBackend(NestRunPhases, Backend):
         self.start_kernel(pd14.DT_MS)
         self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
         # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
-        self.exported = pd14_exported.read(self.model) if pd14_exported.key(self.model) else None
+        self.exported = pd14_exported.read(self.model)
 
     def start_kernel(self, resolution_ms: float) -> None:
         """NEST's kernel for this point: threads, resolution, seed (every model's builder on NEST)."""
