@@ -178,3 +178,14 @@ def test_brian2_gets_the_membrane_constants_of_both_models_in_their_units():
     assert membrane_constants(units, pd14.NEURON)["C_m"] == pytest.approx(pd14.NEURON["C_m_pF"] * 1e-12)
     with pytest.raises(KeyError, match="V_th"):
         membrane_constants(units, {k: v for k, v in hpc.NEURON.items() if k != "V_th_mV"})
+
+
+def test_nest_takes_the_hpc_synapses_while_every_threads_nodes_fit_their_index():
+    from snnbench.network.simulators.nest.hpc_benchmark import synapse_variant
+
+    assert synapse_variant(11_250, 1) == "_hpc" and synapse_variant(65_250, 1) == "_hpc"  # the example at 5.8
+    assert synapse_variant(67_500, 1) == "" and synapse_variant(135_000, 2) == ""  # the large preset
+    assert synapse_variant(135_000, 4) == "_hpc"
+    rank = {"ee_weights": hpc.weight_summary(np.array([1.0, 2.0]), 1.0), "nest_synapse_models": ["static_synapse"]}
+    results = hpc.HpcBenchmark().results({"neuron_scale": 1.0, "indegree_scale": 0.1}, [rank, rank])
+    assert hpc.HpcBenchmark().table_columns(results)["nest_synapse_models"] == "static_synapse"

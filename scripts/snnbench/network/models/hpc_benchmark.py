@@ -198,7 +198,9 @@ class HpcBenchmark(NetworkModel):
             return {}
         net = derive(params["neuron_scale"], params["indegree_scale"])
         targets = min(WEIGHT_SAMPLE_TARGETS, int(net.num_neurons[0]))
-        return {
+        # NEST's synapse models (the `_hpc` variants where they fit), the same on every rank.
+        synapse_models = next((r["nest_synapse_models"] for r in rank_results if "nest_synapse_models" in r), None)
+        return ({"nest_synapse_models": synapse_models} if synapse_models else {}) | {
             "ee_weights_pA": {
                 **merge_weights(parts, net.weight_exc_pA),
                 "sample": f"incoming E->E synapses of the first {targets} E neurons",
@@ -238,6 +240,7 @@ class HpcBenchmark(NetworkModel):
             "ee_weight_sd_pA": weights["sd"],
             "ee_weight_initial_pA": weights["initial"],
             "ee_weights_moved_fraction": weights.get("moved_fraction"),
+            "nest_synapse_models": " ".join(results.get("nest_synapse_models", [])) or None,
         }
         if "histogram_relative" in weights:
             counts = np.asarray(weights["histogram_relative"]["counts"])

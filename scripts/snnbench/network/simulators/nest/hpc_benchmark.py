@@ -3,12 +3,26 @@ this model's network."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from snnbench.network.models import hpc_benchmark as hpc
 from snnbench.network.simulators.nest.pd14 import NestBackend, neuron_params
 
 PLASTIC = "hpc_benchmark_ee"
+# NEST's example connects with the `_hpc` variants of its synapse models: a 2-byte thread-local index
+# of the target instead of a pointer. Measured here (docs/hpc_benchmark.md): 22 % less simulation time
+# and 16 B less per synapse. They address at most 65 534 nodes per thread (NEST's max_targetindex),
+# so a larger network per virtual process takes the plain models.
+HPC_MAX_NODES_PER_THREAD = 65534
+DEVICES_PER_THREAD = 2  # the Poisson drive and the spike recorder, replicated on every thread
+
+
+def synapse_variant(num_neurons: int, virtual_processes: int) -> str:
+    """The suffix of NEST's synapse models for this network: '_hpc' where every thread's nodes fit its index."""
+    per_thread = math.ceil(num_neurons / virtual_processes) + DEVICES_PER_THREAD
+    return "_hpc" if per_thread <= HPC_MAX_NODES_PER_THREAD else ""
 
 
 class HpcBenchmarkNest(NestBackend):
@@ -25,9 +39,12 @@ class HpcBenchmarkNest(NestBackend):
         self.drive = nest.Create("poisson_generator", params={"rate": net.external_rate_hz})
         if self.model["record_spikes"]:
             self.recorder = nest.Create("spike_recorder", params={"start": self.model["t_presim_ms"]})
-        nest.CopyModel("stdp_pl_synapse_hom", PLASTIC, {**hpc.STDP, "weight": net.weight_exc_pA})
-        nest.CopyModel("static_synapse", "hpc_benchmark_from_E", {"weight": net.weight_exc_pA})
-        nest.CopyModel("static_synapse", "hpc_benchmark_from_I", {"weight": net.weight_inh_pA})
+        self.variant = synapse_variant(int(net.num_neurons.sum()), nest.total_num_virtual_procs)
+        nest.CopyModel(f"stdp_pl_synapse_hom{self.variant}", PLASTIC, {**hpc.STDP, "weight": net.weight_exc_pA})
+        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_from_E", {"weight": net.weight_exc_pA})
+        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_from_I", {"weight": net.weight_inh_pA})
+        # The drive's connections have a model of their own: not counted among the network's synapses.
+        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_drive", {"weight": net.weight_exc_pA})
         self.synapse_models = [PLASTIC, "hpc_benchmark_from_E", "hpc_benchmark_from_I"]
 
     def connect(self) -> None:
@@ -43,7 +60,7 @@ class HpcBenchmarkNest(NestBackend):
             rule = {"rule": "fixed_indegree", "indegree": int(indegree), "allow_autapses": False}
             nest.Connect(source, targets, rule, {"synapse_model": model, **delay})
         for population in self.populations:
-            nest.Connect(self.drive, population, syn_spec={"weight": net.weight_exc_pA, **delay})
+            nest.Connect(self.drive, population, syn_spec={"synapse_model": "hpc_benchmark_drive", **delay})
             if self.model["record_spikes"]:
                 nest.Connect(population, self.recorder)
 
@@ -58,5 +75,8 @@ class HpcBenchmarkNest(NestBackend):
             if len(connections):
                 parts.append(np.atleast_1d(np.asarray(connections.get("weight"), dtype=float)))
         values = np.concatenate(parts)
-        out.model_results = {"ee_weights": hpc.weight_summary(values, self.net.weight_exc_pA)}
+        out.model_results = {
+            "ee_weights": hpc.weight_summary(values, self.net.weight_exc_pA),
+            "nest_synapse_models": [f"stdp_pl_synapse_hom{self.variant}", f"static_synapse{self.variant}"],
+        }
         return out
