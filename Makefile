@@ -23,7 +23,7 @@ endif
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -172,6 +172,17 @@ HPC_EXPERIMENT ?= hpc-weak-machine
 bench-hpc: env
 	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/$(HPC_EXPERIMENT).yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.hpc_weak results/$(HPC_EXPERIMENT)/points.csv
+
+## bench-hpc-growth: hpc_benchmark's growth from 11 250 to 67 500 neurons per VP, NEST's own example beside snnbench's
+## points on this machine (docs/hpc_benchmark.md). HPC_EXAMPLE: nest-simulator's pynest/examples/hpc_benchmark.py of
+## the installed NEST (git show v3.10:pynest/examples/hpc_benchmark.py); ~45 min on 2 cores
+HPC_EXAMPLE ?=
+bench-hpc-growth: env
+	@test -n "$(HPC_EXAMPLE)" || { echo "bench-hpc-growth: HPC_EXAMPLE=path/to/pynest/examples/hpc_benchmark.py" >&2; exit 2; }
+	for run in "1 hpc" "5.8 hpc" "1 plain" "6 plain"; do set -- $$run; \
+	  $(VENV)/bin/python -m snnbench.dev.hpc_example $(HPC_EXAMPLE) --scale $$1 --synapses $$2 --sim-ms 500; done
+	$(VENV)/bin/snakemake --profile profiles/local --configfile config/experiments/hpc-growth.yaml $(ARGS)
+	for size in small large; do $(VENV)/bin/python -m snnbench.dev.hpc_weak results/hpc-growth-$$size/points.csv; done
 
 ## bench-mam: the multi-area model's strong scaling on this machine through the workflow (MAM_EXPERIMENT, default
 ## mam-machine: config/experiments/<name>.yaml), then medians per simulator and shape: construction, RTF, peak
