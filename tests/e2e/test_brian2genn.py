@@ -4,8 +4,8 @@ GeNN 4.9 comes from the brian2genn environment's own build (envs/brian2genn.yaml
 
 Brian2GeNN has one delay per Synapses object, so it cannot emit NEST's spikes; the bound its binned
 delays allow is what cpp_standalone emits with the same bins (docs/same-network.md: the same 6 673
-spikes at N = 0.01). The test asserts that bound spike by spike, and that NEST's comparison columns
-are filled. One Brian2GeNN point: each compiles its whole model for minutes (14-18 min at 4 bins under
+spikes at N = 0.01). The test asserts that bound spike by spike, and every population's rate against
+NEST's within it. One Brian2GeNN point: each compiles its whole model for minutes (14-18 min at 4 bins under
 the suite's load on 2026-11-26). Its own file: the slowest fixture of the suite gets a pytest-xdist
 worker of its own."""
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -66,9 +65,14 @@ def test_brian2genn_cpu_emits_binned_cpp_standalones_spikes_on_nests_network(gen
     found = spike_match.match_fractions(same_network.spikes(cpp), same_network.spikes(genn), dt_ms, window_start_ms)
     assert found["reference_spikes_early"] > 0
     assert min(found["spike_match_early"], found["spike_match_run"], found["spike_match_other_run"]) >= 0.99, found
+    # Against NEST: every population's rate within the bound binning allows, measured in this run by binned
+    # cpp_standalone (its distance from NEST's rate), plus 1 % of NEST's rate.
     rates = compare.rate_columns(points.reset_index())
-    assert np.allclose(genn[rates].astype(float), cpp[rates].astype(float), rtol=0.01), (genn[rates], cpp[rates])
-    # Against NEST the table has the comparison; binning moves the spikes, so the values are not asserted.
+    nest, genn_rates, cpp_rates = (
+        points.loc[s, rates].astype(float) for s in ("nest", "brian2-genn-cpu", "brian2-cpp")
+    )
+    bound = (cpp_rates - nest).abs() + 0.01 * nest
+    assert ((genn_rates - nest).abs() <= bound).all(), pd.DataFrame({"nest": nest, "genn": genn_rates, "bound": bound})
     assert genn[["spike_match_early", "spike_match_run", "rate_difference_max_rel"]].notna().all()
 
 
