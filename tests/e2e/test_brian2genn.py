@@ -55,7 +55,8 @@ def genn_beside_nest(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_brian2genn_cpu_emits_binned_cpp_standalones_spikes_on_nests_network(genn_beside_nest):
+def test_brian2genn_cpu_emits_binned_cpp_standalones_spikes_on_nests_network(genn_beside_nest, monkeypatch):
+    monkeypatch.chdir(genn_beside_nest)  # points.csv names each point's folder relative to the workflow
     points = pd.read_csv(genn_beside_nest / "results/genn/points.csv").set_index("simulator")
     assert (points["status"] == "ok").all() and len(points) == 3, points.get("failure")
     genn, cpp = points.loc["brian2-genn-cpu"], points.loc["brian2-cpp"]

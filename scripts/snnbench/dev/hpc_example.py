@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
 import subprocess
@@ -92,7 +91,6 @@ def run(example: Path, args: argparse.Namespace) -> dict:
         "nest": status,
         "peak_rss_mb": peak_kb / 1024,
         "wall_s": wall,
-        "nest_threads_env": os.environ.get("OMP_NUM_THREADS"),
     }
 
 
