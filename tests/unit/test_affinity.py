@@ -25,18 +25,22 @@ def test_cores_from_sysfs_or_each_cpu_its_own(tmp_path):
 
 def test_a_threads_cpus_and_work_as_the_kernel_sees_them():
     cpu = min(os.sched_getaffinity(0))
-    stop = time.monotonic() + 0.3
+    # The worker works until it has 50 ms of CPU and the snapshot is taken, however loaded the machine
+    # (a deadline in wall time let it end before the snapshot under a loaded make test).
+    worked, measured = threading.Event(), threading.Event()
 
     def busy():
         os.sched_setaffinity(0, {cpu})  # this thread only
-        while time.monotonic() < stop:
-            pass
+        while not measured.is_set():
+            if time.thread_time() >= 0.05:
+                worked.set()
 
     before = affinity.threads()
     worker = threading.Thread(target=busy)
     worker.start()
-    time.sleep(0.15)
+    assert worked.wait(timeout=60)
     during = affinity.ran_between(before, affinity.threads())
+    measured.set()
     worker.join()
     [mine] = [t for t in during if t["tid"] == worker.native_id]
     assert mine["cpus"] == [cpu] and mine["last_cpu"] == cpu and mine["cpu_s"] > 0
