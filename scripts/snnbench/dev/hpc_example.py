@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from snnbench.network.models import hpc_benchmark as hpc
+
 PLAIN_SYNAPSES = {"static_synapse_hpc": "static_synapse", "stdp_pl_synapse_hom_hpc": "stdp_pl_synapse_hom"}
 REPORT = """
     import json as _json
@@ -37,7 +39,8 @@ REPORT = """
 """
 
 
-def replace_once(text: str, old: str, new: str) -> str:
+def replace_checked(text: str, old: str, new: str) -> str:
+    """Every `old` in the example replaced by `new`; the example must have one."""
     if text.count(old) < 1:
         sys.exit(f"hpc_example: the example has no {old!r}; it changed, adapt snnbench/dev/hpc_example.py")
     return text.replace(old, new)
@@ -62,7 +65,7 @@ def edit(source: str, args: argparse.Namespace, out: Path) -> str:
     if args.synapses == "plain":
         params.update(PLAIN_SYNAPSES)
     for old, new in params.items():
-        source = replace_once(source, old, new)
+        source = replace_checked(source, old, new)
     return source
 
 
@@ -85,7 +88,7 @@ def run(example: Path, args: argparse.Namespace) -> dict:
         "indegree_scale": args.indegree_scale,
         "threads": args.threads,
         "synapses": args.synapses,
-        "neurons": int(11250 * args.scale),
+        "neurons": int(hpc.NEURONS_PER_SCALE.sum() * args.scale),
         "log": {name: float(value) for name, value in logged.items() if name != "average rate"}
         | {"average_rate_hz": float(logged.get("average rate", "nan"))},
         "nest": status,

@@ -198,9 +198,7 @@ class HpcBenchmark(NetworkModel):
             return {}
         net = derive(params["neuron_scale"], params["indegree_scale"])
         targets = min(WEIGHT_SAMPLE_TARGETS, int(net.num_neurons[0]))
-        # NEST's synapse models (the `_hpc` variants where they fit), the same on every rank.
-        synapse_models = next((r["nest_synapse_models"] for r in rank_results if "nest_synapse_models" in r), None)
-        return ({"nest_synapse_models": synapse_models} if synapse_models else {}) | {
+        results = {
             "ee_weights_pA": {
                 **merge_weights(parts, net.weight_exc_pA),
                 "sample": f"incoming E->E synapses of the first {targets} E neurons",
@@ -209,6 +207,11 @@ class HpcBenchmark(NetworkModel):
                 f"weights x {net.indegree_compensation:g}, external rate x {params['indegree_scale']:g}"
             ),
         }
+        # NEST's synapse models (the `_hpc` variants where they fit), the same on every rank.
+        synapse_models = next((r["nest_synapse_models"] for r in rank_results if "nest_synapse_models" in r), None)
+        if synapse_models:
+            results["nest_synapse_models"] = synapse_models
+        return results
 
     def activity_problems(self, params: dict, populations: list[dict], results: dict) -> list[str]:
         problems = []

@@ -39,12 +39,13 @@ class HpcBenchmarkNest(NestBackend):
         self.drive = nest.Create("poisson_generator", params={"rate": net.external_rate_hz})
         if self.model["record_spikes"]:
             self.recorder = nest.Create("spike_recorder", params={"start": self.model["t_presim_ms"]})
-        self.variant = synapse_variant(int(net.num_neurons.sum()), nest.total_num_virtual_procs)
-        nest.CopyModel(f"stdp_pl_synapse_hom{self.variant}", PLASTIC, {**hpc.STDP, "weight": net.weight_exc_pA})
-        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_from_E", {"weight": net.weight_exc_pA})
-        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_from_I", {"weight": net.weight_inh_pA})
+        variant = synapse_variant(int(net.num_neurons.sum()), nest.total_num_virtual_procs)
+        self.base_models = plastic, static = f"stdp_pl_synapse_hom{variant}", f"static_synapse{variant}"
+        nest.CopyModel(plastic, PLASTIC, {**hpc.STDP, "weight": net.weight_exc_pA})
+        nest.CopyModel(static, "hpc_benchmark_from_E", {"weight": net.weight_exc_pA})
+        nest.CopyModel(static, "hpc_benchmark_from_I", {"weight": net.weight_inh_pA})
         # The drive's connections have a model of their own: not counted among the network's synapses.
-        nest.CopyModel(f"static_synapse{self.variant}", "hpc_benchmark_drive", {"weight": net.weight_exc_pA})
+        nest.CopyModel(static, "hpc_benchmark_drive", {"weight": net.weight_exc_pA})
         self.synapse_models = [PLASTIC, "hpc_benchmark_from_E", "hpc_benchmark_from_I"]
 
     def connect(self) -> None:
@@ -77,6 +78,6 @@ class HpcBenchmarkNest(NestBackend):
         values = np.concatenate(parts)
         out.model_results = {
             "ee_weights": hpc.weight_summary(values, self.net.weight_exc_pA),
-            "nest_synapse_models": [f"stdp_pl_synapse_hom{self.variant}", f"static_synapse{self.variant}"],
+            "nest_synapse_models": list(self.base_models),
         }
         return out
