@@ -8,10 +8,16 @@ import functools
 import gzip
 import http.server
 import io
+import os
 import shutil
+import signal
+import stat
 import subprocess
+import sys
 import tarfile
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +82,39 @@ def mirror(tmp_path):
     served = Mirror(tmp_path / "mirror")
     yield served
     served.stop()
+
+
+class Scripted:
+    """A server on 127.0.0.1 answering every GET with 200, one Content-Type and body; with `stall_after`,
+    only that many bytes of the body, and then nothing until it is stopped (a transfer cut off)."""
+
+    def __init__(self, content_type: str, body: bytes, stall_after: int | None = None):
+        self.released = threading.Event()
+        released = self.released
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:stall_after])
+                self.wfile.flush()
+                if stall_after is not None:
+                    released.wait()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def put_on_mirror(mirror: Mirror, source: sources.Source, archive: Path) -> Path:
@@ -296,6 +335,126 @@ def test_build_env_fetches_every_source_before_building(tiny_source, tmp_path, m
     assert maker.main(["brian2", "pygenn"]) == 1
     assert "source tiny-1.0: downloading" in capsys.readouterr().err
     assert not (tmp_path / "envs").exists()  # brian2, named first, was not built either
+
+
+# --- a cache shared by a group, downloads killed, mirrors that answer a page
+
+
+def cache_listing() -> list[str]:
+    return sorted(path.name for path in sources.cache_folder().iterdir())
+
+
+def locate_with_umask(source: sources.Source, mirror_url: str, umask: int) -> Path:
+    previous = os.umask(umask)
+    try:
+        return sources.locate(source.name, sources.Settings(mirror=mirror_url))
+    finally:
+        os.umask(previous)
+
+
+def test_a_downloaded_archive_and_the_cache_follow_the_umask(tiny_source, mirror, tmp_path, monkeypatch):
+    """umask 002 (a group's shared cache): the group may read and write; umask 077: only the user."""
+    source, archive = tiny_source
+    put_on_mirror(mirror, source, archive)
+    for umask, file_mode, folder_mode in ((0o002, 0o664, 0o775), (0o077, 0o600, 0o700)):
+        monkeypatch.setenv(sources.CACHE_ENV, str(tmp_path / f"cache-{umask:03o}" / "sources"))
+        found = locate_with_umask(source, mirror.url, umask)
+        assert stat.S_IMODE(found.stat().st_mode) == file_mode, f"umask {umask:03o}"
+        assert stat.S_IMODE((found.parent / f".{source.file}.lock").stat().st_mode) == file_mode
+        for folder in (found.parent, found.parent.parent):  # both made by the download
+            assert stat.S_IMODE(folder.stat().st_mode) == folder_mode, f"umask {umask:03o}: {folder}"
+
+
+NOBODY = 65534  # the second user, and the shared folder's group
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="acting as a second user needs root")
+def test_a_second_user_of_the_group_reads_the_archive_the_first_downloaded(tiny_source, mirror, monkeypatch):
+    """A setgid group folder under the temporary folder (which every user can pass), umask 007: only
+    the group's bits let the second user (uid and gid 65534) read the archive root downloaded."""
+    source, archive = tiny_source
+    put_on_mirror(mirror, source, archive)
+    shared = Path(tempfile.mkdtemp(prefix="snnbench-shared-cache-"))
+    if not all(os.stat(folder).st_mode & stat.S_IXOTH for folder in shared.parents):
+        shutil.rmtree(shared)
+        pytest.skip(f"{shared.parent}: not passable by every user, so not by the second one")
+    try:
+        os.chown(shared, -1, NOBODY)
+        shared.chmod(0o2770)
+        monkeypatch.setenv(sources.CACHE_ENV, str(shared / "sources"))
+        found = locate_with_umask(source, mirror.url, 0o007)
+        assert found.stat().st_gid == NOBODY  # the folder's group, by its setgid bit
+        read = subprocess.run(["head", "-c", "2", str(found)], user=NOBODY, group=NOBODY, capture_output=True)
+        assert (read.returncode, read.stdout) == (0, b"\x1f\x8b"), read.stderr.decode()
+    finally:
+        shutil.rmtree(shared)
+
+
+# A download in its own process, of a source registered there: (name, URL, digest, mirror).
+DOWNLOAD = """
+import sys
+from snnbench.environments import sources
+name, url, digest, mirror = sys.argv[1:]
+sources.SOURCES[name] = sources.Source(name, url, digest, "MIT")
+sources.locate(name, sources.Settings(mirror=mirror))
+"""
+
+
+def wait_for_temporary_file(source: sources.Source, child: subprocess.Popen) -> str:
+    """The name of the temporary file the child's download of `source` makes in the cache."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and child.poll() is None:
+        if made := set(cache_listing()) - {source.file, f".{source.file}.lock"}:
+            return made.pop()
+        time.sleep(0.02)
+    raise AssertionError(f"the download (exit status {child.poll()}) made no temporary file: {cache_listing()}")
+
+
+def test_a_download_killed_mid_transfer_is_cleaned_up_by_the_next_one(tiny_source, tmp_path, mirror, monkeypatch):
+    """kill -9 in mid-transfer leaves a temporary file; a download of another source meanwhile keeps
+    it (its download still runs), the next download of the same source removes it and succeeds."""
+    source, archive = tiny_source
+    other_archive = make_archive(tmp_path / "made" / "other-1.0.tar.gz", "other-1.0", FILES)
+    url = sources.GITHUB + "someone/other/archive/refs/tags/v1.0.tar.gz"
+    other = sources.Source("other-1.0", url, sources.files_digest(other_archive), "MIT")
+    monkeypatch.setitem(sources.SOURCES, other.name, other)
+    put_on_mirror(mirror, source, archive)
+    put_on_mirror(mirror, other, other_archive)
+    sources.cache_folder().mkdir(parents=True)
+    stalling = Scripted("application/gzip", archive.read_bytes(), stall_after=archive.stat().st_size // 2)
+    try:
+        args = [source.name, source.url, source.files_sha256, stalling.url]
+        child = subprocess.Popen([sys.executable, "-c", DOWNLOAD, *args])
+        try:
+            temporary = wait_for_temporary_file(source, child)
+            sources.locate(other.name, sources.Settings(mirror=mirror.url))
+            assert temporary in cache_listing()  # the running download's file is kept
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            assert child.wait() == -signal.SIGKILL
+    finally:
+        stalling.stop()
+    assert temporary in cache_listing()  # what kill -9 leaves
+    found = sources.locate(source.name, sources.Settings(mirror=mirror.url))
+    assert found == sources.cache_folder() / source.file and sources.verify(source, found) == found
+    assert cache_listing() == sorted([source.file, other.file, f".{source.file}.lock", f".{other.file}.lock"])
+
+
+def test_a_mirror_answering_a_page_says_what_it_sent_and_that_the_mirror_is_to_fix(tiny_source):
+    source, _ = tiny_source
+    page = b"<!DOCTYPE html><html><body>Please sign in</body></html>"
+    login = Scripted("text/html; charset=utf-8", page)
+    try:
+        with pytest.raises(sources.SourceMissing) as refused:
+            sources.locate(source.name, sources.Settings(mirror=login.url))
+    finally:
+        login.stop()
+    message = str(refused.value)
+    assert f"downloaded from {login.url}someone/tiny/archive/refs/tags/v1.0.tar.gz" in message
+    assert "text/html" in message and "<!DOCTYPE html>" in message
+    assert f"${sources.MIRROR_ENV}" in message and f"is {login.url}" in message
+    assert str(sources.cache_folder()) not in message  # not the temporary file, which is gone
+    assert cache_listing() == [f".{source.file}.lock"]
 
 
 # --- patches

@@ -15,34 +15,31 @@ Where a source's archive <name>.tar.gz is looked for, in order:
 1. the configured folder: the config key `third_party`, else $SNNBENCH_THIRD_PARTY;
 2. the checkout's third_party/ (ignored by git; `make prepare-gpu` fills it for a GPU machine);
 3. the per-machine cache, ${SNNBENCH_SOURCE_CACHE:-${XDG_CACHE_HOME:-~/.cache}/snnbench/sources};
-4. its URL, downloaded once per machine into that cache with Python's own HTTP: to a temporary
-   file, verified, then renamed, so that a partial or wrong file is never kept. A mirror (the
-   config key `source_mirror`, else $SNNBENCH_SOURCE_MIRROR: a base URL or a folder) replaces the
-   URL's `https://github.com/` prefix, as conda's and Spack's mirrors do.
+4. its URL, downloaded once per machine into that cache (snnbench.environments.downloads): to a
+   temporary file, verified, then renamed, so that a partial or wrong file is never kept. A mirror
+   (the config key `source_mirror`, else $SNNBENCH_SOURCE_MIRROR: a base URL or a folder) replaces
+   the URL's `https://github.com/` prefix, as conda's and Spack's mirrors do.
 
-A file found with other files than the digest names is refused, naming both digests. This module
-imports nothing beyond Python's standard library: `.ci/run` runs it before any environment exists
-(`python3 -m snnbench.environments.sources mirror ...`).
+A file found with other files than the digest names is refused, naming both digests. Standard library
+only: `.ci/run` runs it before any environment exists (`python3 -m snnbench.environments.sources mirror`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import fnmatch
+import functools
 import hashlib
 import json
 import os
 import re
 import sys
 import tarfile
-import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from snnbench.environments import downloads
 from snnbench.paths import REPO
 
 GITHUB = "https://github.com/"
@@ -50,9 +47,7 @@ FOLDER_ENV = "SNNBENCH_THIRD_PARTY"
 MIRROR_ENV = "SNNBENCH_SOURCE_MIRROR"
 CACHE_ENV = "SNNBENCH_SOURCE_CACHE"
 CHECKOUT_FOLDER = REPO / "third_party"
-# A download that has not answered in this many seconds has failed (an environment's build must stop
-# within 30 s of its start where there is no network).
-TIMEOUT_S = 20
+TIMEOUT_S = 20  # a download silent this long has failed (a build must stop within 30 s without network)
 
 
 @dataclass(frozen=True)
@@ -227,6 +222,8 @@ def files_digest(path: Path, source: Source | None = None) -> str:
                     continue
                 with tar.extractfile(member) as content:
                     lines.append(f"{relative} {hashlib.file_digest(content, 'sha256').hexdigest()}")
+    except PermissionError as error:  # another user's file in a shared cache (docs/sources.md)
+        raise SourceMissing(f"{path}: {error.strerror}; its owner can make it group-readable (chmod g+r)") from None
     except (tarfile.TarError, OSError, EOFError) as error:
         raise SourceMissing(f"{path}: not a readable archive ({error})") from None
     return hashlib.sha256("".join(line + "\n" for line in sorted(lines)).encode()).hexdigest()
@@ -273,35 +270,39 @@ def locate(name: str, settings: Settings | None = None, download: bool = True) -
 
 def fetch(source: Source, settings: Settings) -> Path:
     """Download the source into the cache (once per machine: a second process waits for the first),
-    to a temporary file that is verified before it takes the archive's name."""
-    cache = cache_folder()
-    cache.mkdir(parents=True, exist_ok=True)
-    target = cache / source.file
-    with open(cache / f".{source.file}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_file():
-            return verify(source, target)
-        url = mirrored_url(source, settings.mirror)
-        with tempfile.NamedTemporaryFile(dir=cache, prefix=f".{source.file}.", delete=False) as tmp:
-            partial = Path(tmp.name)
-            try:
-                with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
-                    while block := response.read(1 << 20):
-                        tmp.write(block)
-            except (urllib.error.URLError, OSError, ValueError) as error:
-                partial.unlink(missing_ok=True)
-                raise SourceMissing(_missing(source, settings, f"downloading {url} failed: {_reason(error)}")) from None
-        try:
-            verify(source, partial)
-        except SourceMissing as error:
-            partial.unlink(missing_ok=True)
-            raise SourceMissing(f"downloaded from {url}: {error}") from None
-        os.replace(partial, target)
-        return target
+    to a temporary file that is verified before it takes the archive's name (downloads.into_cache)."""
+    url = mirrored_url(source, settings.mirror)
+    accept = functools.partial(_accept, source, settings, url)
+    try:
+        return downloads.into_cache(url, cache_folder() / source.file, TIMEOUT_S, accept)
+    except downloads.DownloadFailed as error:
+        raise SourceMissing(_missing(source, settings, f"downloading {url} failed: {error}")) from None
+    except OSError as error:  # the cache cannot be written: another user's (docs/sources.md), or full
+        why = f"{error.filename or cache_folder()}: {error.strerror or error}, in the source cache (${CACHE_ENV})"
+        shared = "; a cache shared by a group needs a setgid group folder and umask 002 (docs/sources.md)"
+        raise SourceMissing(why + (shared if isinstance(error, PermissionError) else "")) from None
 
 
-def _reason(error: Exception) -> str:
-    return str(getattr(error, "reason", None) or error)
+def _accept(source: Source, settings: Settings, url: str, path: Path, got: downloads.Download | None) -> None:
+    """Nothing if the file is the source's archive; else SourceMissing, for a download naming the URL,
+    what the server sent and what to fix (not the temporary file: it is not kept)."""
+    if got is None:
+        verify(source, path)
+        return
+    try:
+        found = files_digest(path, source)
+        why = f"not {source.name}: the digest of its files is {found}, expected {source.files_sha256} (SOURCES)"
+    except SourceMissing:  # an error or login page, say
+        found, why = None, f"not an archive: the server sent {got.sent()}"
+    if found == source.files_sha256:
+        return
+    why = f"downloaded from {url}: {why}; it was not kept"
+    if not settings.mirror:
+        raise SourceMissing(_missing(source, settings, why))
+    raise SourceMissing(
+        f"source {source.name}: {why}. The mirror is what to fix: ${MIRROR_ENV} (or the config key "
+        f"source_mirror) is {settings.mirror}; it should serve the release's archive at that path"
+    )
 
 
 def _missing(source: Source, settings: Settings, why: str) -> str:
