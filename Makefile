@@ -22,7 +22,7 @@ endif
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive regression compare-builds test lint format bench \
+.PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive crate regression compare-builds test lint format bench \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -74,6 +74,13 @@ report: env
 archive: env
 	$(SNAKEMAKE) archive $(ARGS)
 
+## crate: each experiment's run as a Workflow Run RO-Crate (Provenance Run Crate 0.5) in results/crates/<experiment>/,
+## then each crate checked with roc-validator without a network (docs/results.md, "A run as an RO-Crate");
+## CRATE_LICENSE=<SPDX id or URL> names the results' license
+crate: env env-rocrate-validator
+	SNNBENCH_CRATE_LICENSE="$(CRATE_LICENSE)" $(SNAKEMAKE) crate --forcerun crate_experiment $(ARGS)
+	$(VENV)-rocrate-validator/bin/python -m snnbench.results.crate_check results/crates/*/
+
 ## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), each point against the
 ## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric)
 regression: env
@@ -104,8 +111,8 @@ hwloc:
 PYTEST_WORKERS ?= 2
 
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
-## machine, MPI NEST among them, and linked into this checkout)
-test: sources env hwloc lmod
+## machine, MPI NEST among them and the crate checker's, and linked into this checkout)
+test: sources env hwloc lmod env-rocrate-validator
 	$(VENV)/bin/python -m snnbench.planning.environments
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 

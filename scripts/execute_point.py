@@ -5,15 +5,19 @@ import os
 from pathlib import Path
 
 from snnbench import families
-from snnbench.jsonfile import read_json
 from snnbench.machine import hardware
 from snnbench.planning.experiments import time_limit_s
+from snnbench.records import inputs
 
 spec_path = snakemake.input.spec  # noqa: F821 (provided by Snakemake)
 # The machine's name as the config gives it, for the record's provenance (not the spec: renaming a
 # machine must not make finished points rerun).
 os.environ.update(hardware.machine_environment(snakemake.config["machine"]))  # noqa: F821
-spec = read_json(spec_path)
+try:
+    # A spec cut short since the run began is set aside (its rule writes it again on the next run).
+    spec = inputs.read_json(spec_path, set_aside_damaged=True)
+except inputs.DamagedInput as damaged:
+    raise SystemExit(str(damaged)) from None
 families.of_spec(spec).run_point(
     spec=spec,
     spec_path=spec_path,

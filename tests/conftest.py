@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -157,3 +158,25 @@ def module_tree(folder: Path) -> Path:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.lua").write_text(text)
     return folder
+
+
+def check_crates(crates: list[Path]) -> list[dict]:
+    """roc-validator's reports on run crates (snnbench.results.crate_check, in the checker's environment), with
+    every request for the network sent to a closed port: the check must need none. Skips where the checker's
+    environment is not made (make env-rocrate-validator; make test makes it)."""
+    from snnbench import environments
+
+    if not environments.is_linked("rocrate-validator"):
+        pytest.skip("the crate checker's environment is missing: run `make env-rocrate-validator` (make test does)")
+    nowhere = {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    python = environments.linked("rocrate-validator") / "bin" / "python"
+    proc = subprocess.run(
+        [str(python), "-m", "snnbench.results.crate_check", "--json", *map(str, crates)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **nowhere},
+        timeout=600,
+    )
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    return json.loads(proc.stdout)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 import yaml
-from conftest import TINY, VENV_BIN, copy_workflow
+from conftest import TINY, VENV_BIN, copy_workflow, snakemake
 from snnbench import environments, paths
 from snnbench.environments import maker
 
@@ -75,3 +75,48 @@ def test_the_workflow_plans_making_and_linking_what_its_points_need(tmp_path):
     link = next(block for block in blocks if "rule link_environment" in block)
     assert f"input: {cache}/{key}/build.json" in link and f"output: {environments.link_marker('brian2')}" in link
     assert not cache.exists() or not any(cache.iterdir())  # a dry run makes nothing
+
+
+def _remade_link_workflow(tmp_path):
+    """A workflow copy whose Snakemake metadata records this checkout's brian2 link on the machine's
+    cache (a --touch run: nothing relinked), a config with a brian2 point still to run, and the
+    environment of a run on an empty cache (a cache cleared, or SNNBENCH_ENV_CACHE changed): the
+    link has to be made again."""
+    cached("brian2")
+    if not environments.is_linked("brian2"):
+        pytest.skip("this checkout has no .venv-brian2 (make test links it)")
+    workdir = copy_workflow(tmp_path)
+    config = {
+        "experiments": [dict(TINY, name="relinked", simulators=["brian2-runtime"], resources={"threads_per_rank": [1]})]
+    }
+    (workdir / "config" / "relinked.yaml").write_text(yaml.safe_dump(config))
+    marker = str(environments.link_marker("brian2"))
+    touched = snakemake(
+        workdir, "--configfile", "config/relinked.yaml", "--touch", marker, "--forcerun", "link_environment"
+    )
+    assert "link_environment" in touched.stdout + touched.stderr
+    env = dict(os.environ, **{environments.CACHE_ENV: str(tmp_path / "new-cache")})
+    return workdir, env
+
+
+def test_a_link_made_again_hides_no_point_still_to_run(tmp_path):
+    """snakemake/snakemake#4166: a link job that must run masked the points after it, which read
+    the link as `ancient`: the run made the environment and ended "100% done" without any point."""
+    workdir, env = _remade_link_workflow(tmp_path)
+    plan = snakemake(workdir, "--configfile", "config/relinked.yaml", "-n", env=env).stdout
+    assert "rule build_environment" in plan and "rule link_environment" in plan
+    assert "rule execute_point_pd14" in plan and "point=brian2-runtime/" in plan
+    assert "rule all" in plan
+
+
+def test_a_run_that_leaves_out_its_target_ends_non_zero_naming_it(tmp_path):
+    """Aimed at one point's record, the run still meets Snakemake's mask: it must not end with rc 0."""
+    workdir, env = _remade_link_workflow(tmp_path)
+    point = "results/relinked/brian2-runtime/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    done = snakemake(
+        workdir, "--configfile", "config/relinked.yaml", "--touch", f"{point}/record.json", env=env, check=False
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode != 0, said[-3000:]
+    assert f"The run ended without making 1 of its targets ({point})" in said
+    assert "Run the same command again" in said

@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, snakemake
-from snnbench import figures, paths
+from conftest import DEFAULT_FIGURES, TINY, VENV_BIN, check_crates, snakemake
+from snnbench import figures, hashing, paths
 from snnbench.network import validation
 from snnbench.network.models import pd14
 from snnbench.tables.failed import failed_records
@@ -304,3 +304,47 @@ def test_archive_round_trips_and_is_read_beside(finished):
     everything = pd.read_csv(workdir / "results/points.csv")
     assert sorted(everything["source"].unique()) == ["copy", "local"]
     assert (workdir / "results/comparisons/here-and-copy.png").stat().st_size > 1000
+
+
+@pytest.fixture(scope="module")
+def crates(finished):
+    """`snakemake crate` on the finished run: each experiment's run crate, results/crates/<experiment>."""
+    workdir, configfile, _ = finished
+    snakemake(workdir, "crate", "--configfile", configfile)
+    return {name: workdir / "results/crates" / name for name in ("tiny", "tiny-timeout")}
+
+
+def refs(value) -> list[str]:
+    """The @ids a crate property refers to (one reference or a list of them)."""
+    return [v["@id"] for v in (value if isinstance(value, list) else [value])]
+
+
+def test_crate_describes_each_point_as_one_execution_of_the_rule_that_ran_it(finished, crates):
+    workdir, configfile, first_run = finished
+    for experiment, points in (("tiny", OK_POINTS), ("tiny-timeout", [FAILED_POINT])):
+        metadata = json.loads((crates[experiment] / "ro-crate-metadata.json").read_text())
+        graph = {entity["@id"]: entity for entity in metadata["@graph"]}
+        workflow = graph[graph["./"]["mainEntity"]["@id"]]
+        assert workflow["@id"] == "Snakefile" and (crates[experiment] / "workflow/rules/execute.smk").is_file()
+        [tool] = [graph[i] for i in refs(workflow["hasPart"])]
+        assert f"rule {tool['name']}:" in first_run.stdout + first_run.stderr
+        assert configfile in refs(graph["#workflow-run"]["object"]) and (crates[experiment] / configfile).is_file()
+        for point in points:
+            rec = json.loads((workdir / point / "record.json").read_text())
+            action = graph[f"#{tool['name']}/{point}"]
+            assert refs(action["instrument"]) == [tool["@id"]] and refs(action["object"]) == [f"{point}/spec.json"]
+            assert f"{point}/record.json" in refs(action["result"])
+            assert action["startTime"] == rec["provenance"]["started_utc"]
+            status = "Completed" if rec["status"] == "ok" else "Failed"
+            assert action["actionStatus"] == f"http://schema.org/{status}ActionStatus"
+        for entity in graph.values():  # each file of the run in the crate, as the run wrote it
+            if entity["@type"] == "File" and entity["@id"].startswith(("results/", "benchmarks/")):
+                copied, written = crates[experiment] / entity["@id"], workdir / entity["@id"]
+                assert hashing.file_sha256(copied) == entity["sha256"] == hashing.file_sha256(written)
+    assert "time limit" in graph[f"#{tool['name']}/{FAILED_POINT}"]["error"]
+
+
+def test_crates_have_no_required_issue_for_the_provenance_run_crate_profile(crates):
+    reports = check_crates(list(crates.values()))
+    assert [(r["profile"], r["issues"]) for r in reports] == [("provenance-run-crate-0.5", [])] * 2
+    assert all(r["passed"] for r in reports)

@@ -29,6 +29,15 @@ from snnbench.planning import check
         ({"pd14": {"indegree_scale": 0.1}}, "'neuron_scale' is a required property"),
         ({"scaling": "weak"}, "'neuron_scale_per_vp' is a required property"),
         ({"time_limit_min": 0}, "less than or equal to the minimum of 0"),
+        # NEST's RNG seeds lie in [1, 2^32 - 2]: refused here, not inside the describe_network job.
+        (
+            {"pd14": {"neuron_scale": 0.1, "indegree_scale": 0.1, "network_seed": -1}},
+            "-1 is less than the minimum of 1",
+        ),
+        ({"pd14": {"neuron_scale": 0.1, "indegree_scale": 0.1, "network_seed": 0}}, "0 is less than the minimum of 1"),
+        ({"pd14": {"neuron_scale": 0.1, "indegree_scale": 0.1, "network_seed": 1.5}}, "1.5 is not of type 'integer'"),
+        ({"pd14": {"neuron_scale": 0.1, "indegree_scale": 0.1, "network_seed": "one"}}, "'one' is not of type"),
+        ({"pd14": {"neuron_scale": 0.1, "indegree_scale": 0.1, "network_seed": 2**32 - 1}}, "is greater than the max"),
     ],
 )
 def test_bad_experiment_names_key_and_allowed_values(change, message):

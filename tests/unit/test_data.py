@@ -110,7 +110,7 @@ def test_synthetic_dataset_is_seeded_and_shd_shaped():
 def fake_record(strategy: str, framework: str, seed: int, later: float, status: str = "ok") -> dict:
     cfg = validated({**data_experiment(strategies=[strategy], models=[framework]), "seeds": [seed]})
     spec = planning.expand_points(cfg["experiments"][0])[0]
-    rec = record.new(spec, [])
+    rec = record.new(spec)
     rec["status"], rec["wall_time_s"] = status, 1.0
     if status != "ok":
         rec["failure"] = {"reason": "no GPU: none here"}

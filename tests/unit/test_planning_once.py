@@ -71,6 +71,13 @@ def test_the_command_line_is_read_for_executor_and_targets(monkeypatch):
     assert before_jobs.CommandLine.of_this_process() == before_jobs.CommandLine()
 
 
+def test_a_snakemake_command_line_that_cannot_be_read_stops_the_run(monkeypatch):
+    """Never taken as a local run: a cluster run would skip the node-local checks."""
+    monkeypatch.setattr("sys.argv", ["/x/bin/snakemake", "--executor", "slurm", "--no-such-option"])
+    with pytest.raises(before_jobs.CannotRun, match=r"Cannot read this snakemake command line \(--executor slurm"):
+        before_jobs.CommandLine.of_this_process()
+
+
 def test_rule_all_takes_the_function_and_no_environment_is_set_while_the_snakefile_is_read():
     snakefile = (REPO / "Snakefile").read_text()
     assert re.search(r"rule all:\n    input:\n(?:        #.*\n)*        get_final_output,\n", snakefile)

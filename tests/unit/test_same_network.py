@@ -16,7 +16,9 @@ from snnbench.network.models import pd14_exported
 def test_a_spike_within_one_step_matches_and_two_steps_off_does_not():
     reference = (np.array([0, 1, 2, 3]), np.array([1.0, 2.0, 3.0, 150.0]))
     other = (np.array([0, 1, 2, 5]), np.array([1.1, 1.9, 3.2, 150.0]))
-    assert spike_match.matched(reference, other, 0.1).tolist() == [True, True, False, False]
+    reference_paired, other_paired = spike_match.pair(reference, other, 0.1)
+    assert reference_paired.tolist() == [True, True, False, False]
+    assert other_paired.tolist() == [True, True, False, False]
     found = spike_match.match_fractions(reference, other, 0.1, window_start_ms=0.0)
     assert found["spike_match_early"] == pytest.approx(2 / 3)
     assert found["spike_match_run"] == pytest.approx(0.5)
@@ -45,7 +47,7 @@ def small_network() -> pd14_exported.ExportedNetwork:
 def test_the_export_is_read_back_by_projection_with_indices_within_the_populations(tmp_path):
     written = pd14_exported.write(tmp_path, small_network())
     assert written["file"] == "network.npz" and len(written["sha256"]) == 64
-    network = pd14_exported._read(tmp_path / "network.npz", 0)
+    network, _ = pd14_exported._read(tmp_path / "network.npz", 0, written["sha256"], tmp_path / "description.json")
     assert [v.tolist() for v in network.initial_potentials()] == [[-60.0, -61.0], [-62.0, -63.0, -64.0]]
     projections = {(p.target, p.source): p for p in network.projections(0.1)}
     assert sorted(projections) == [(0, 1), (1, 0)]
@@ -142,7 +144,23 @@ def test_each_point_of_an_exported_network_is_compared_with_nests_spikes(tmp_pat
     assert nest["spike_match_run"] == 1.0 and nest["rate_difference_max_rel"] == 0.0
     assert genn["spike_match_early"] == 1.0  # NEST's spikes at 5 and 50 ms: both there (one a step later)
     assert genn["spike_match_run"] == pytest.approx(0.75)  # neuron 30's spike at 190 ms is neuron 31's
-    assert genn["rate_difference_max_rel"] == pytest.approx(0.1)
+    assert genn["spike_match_other_run"] == pytest.approx(0.75)  # and neuron 31's is not NEST's
+    assert genn["rate_difference_max_rel"] == pytest.approx(0.2 / 2.2)  # L23E: 2.2 against 2.0, over the larger
+
+
+def test_a_point_that_doubles_nests_spikes_or_fires_where_nest_is_silent_is_told_apart(tmp_path):
+    times = [5.0, 50.0, 150.0, 190.0]
+    neurons = [0, 1, 21, 30]
+    twice = np.repeat(times, 2) + np.tile([0.0, 0.1], 4)
+    rows = [
+        write_point(tmp_path / "nest", "nest", neurons, times, NEST_IDS, (2.0, 0.0)),
+        write_point(tmp_path / "genn", "genn-cpu", np.repeat(neurons, 2), twice, GENN_IDS, (4.0, 50.0)),
+    ]
+    genn = same_network.add_spike_match(pd.DataFrame(rows)).iloc[1]
+    assert genn["spike_match_early"] == genn["spike_match_run"] == 1.0
+    assert genn["spike_match_other_run"] == 0.5
+    assert genn["spike_match_other_early"] == 0.5
+    assert genn["rate_difference_max_rel"] == 1.0  # L23I silent in NEST, 50 spikes/s here
 
 
 def test_poisson_points_and_points_of_drawn_networks_get_no_spike_match(tmp_path):

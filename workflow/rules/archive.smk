@@ -36,3 +36,25 @@ rule archive:
     input:
         expand("results/archives/{experiment}.tar.gz", experiment=EXPERIMENTS),
     localrule: True
+
+
+rule crate_experiment:
+    input:
+        get_archive_files,
+    output:
+        directory("results/crates/{experiment}"),
+    log:
+        "logs/crate/{experiment}.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    params:
+        run=get_crate_run,
+    script:
+        "../../scripts/crate_experiment.py"
+
+
+rule crate:
+    input:
+        expand("results/crates/{experiment}", experiment=EXPERIMENTS),
+    localrule: True

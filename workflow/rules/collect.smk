@@ -38,3 +38,8 @@ rule collect_all:
 # from the records on disk instead, so that its failed points show.
 onerror:
     write_tables_after_errors()
+
+
+# "Done" means the targets were made: a run that left some out ends non-zero naming them.
+onsuccess:
+    check_targets_made()

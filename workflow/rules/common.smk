@@ -1,6 +1,9 @@
 # Helpers for the rules: the campaign planned once (snnbench.planning.campaign) and every input/param/resource
 # function. Rule files only declare rules. Nothing here names a benchmark family: each experiment's
 # family (snnbench.families) expands it into points and answers for them.
+import errno
+import os
+import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -8,8 +11,11 @@ from snakemake.logging import logger
 
 from snnbench import environments, paths, planning
 from snnbench.environments import builds
-from snnbench.planning import before_jobs
+from snnbench.planning import after_run, before_jobs
+from snnbench.records import inputs
 from snnbench.tables import onerror as tables_onerror  # `onerror` is Snakemake's: the handler (Workflow.onerror)
+
+RUN_STARTED = time.time()  # forced files must be made after it (check_targets_made)
 
 # One planner for the workflow, `make check-config` and the tests: refused before any job in lines
 # naming the file, the key and what is allowed. A job that the executor starts (SLURM) reads this
@@ -71,10 +77,7 @@ def get_point_environment(wildcards):
     """This checkout's link of the point's environment (its build's, or a named one's), made after
     the cached environment (ancient: an environment remade or relinked must not make finished
     points rerun)."""
-    spec = get_point_spec(wildcards)
-    if "build" in spec and builds.is_modules(spec["build"]):
-        return []  # the site's modules, loaded by the point itself (snnbench.machine.lmod)
-    environment = builds.linked_name(spec["build"]) if "build" in spec else CAMPAIGN.point_environment(spec)
+    environment = CAMPAIGN.linked_environment(get_point_spec(wildcards))
     return [ancient(str(environments.link_marker(environment)))] if environment else []
 
 
@@ -156,11 +159,20 @@ def get_point_resource(key):
 
 
 def get_point_mem_mb(wildcards, input):
-    """Memory per node from the point's family; a family that reads a derived input for it (a network
-    description's synapse count) raises FileNotFoundError until it exists, and Snakemake determines
-    the request then (its input is named here for that)."""
+    """Memory per node from the point's family. A family that reads a derived input for it (a network
+    description's synapse count) cannot until that is made (or made again: a damaged one is set aside
+    before any job, in a dry run only named); Snakemake then leaves the request to be determined once
+    it is (<TBD>), but only for a FileNotFoundError whose filename is one of the job's input files as
+    the job spells them: the error is raised again naming that input."""
     spec = get_point_spec(wildcards)
-    return FAMILY[spec["experiment"]].mem_mb(spec, config)
+    try:
+        return FAMILY[spec["experiment"]].mem_mb(spec, config)
+    except (FileNotFoundError, inputs.DamagedInput) as unread:
+        named = getattr(unread, "filename", None) or getattr(unread, "path", None)
+        for path in input:
+            if named and os.path.realpath(path) == os.path.realpath(named):
+                raise FileNotFoundError(errno.ENOENT, "not made yet", str(path)) from None
+        raise
 
 
 def get_point_runtime_min(wildcards):
@@ -260,6 +272,24 @@ def get_archive(wildcards):
     return ARCHIVES[wildcards.archive]
 
 
+def execute_rule(family):
+    """The name of the rule that runs one point of a family (rule execute_point_<family> and the crates)."""
+    return f"execute_point_{family.name.replace('-', '_')}"
+
+
+def get_crate_run(wildcards):
+    """What an experiment's run crate says besides its files (snnbench.results.crate.Run): the workflow's
+    files as this run read them (the Snakefile first), its config files, the rule that ran each point."""
+    family = FAMILY[wildcards.experiment]
+    return {
+        "workflow_files": [f.get_path_or_uri(secret_free=True) for f in workflow.included],
+        "configfiles": [str(f) for f in workflow.configfiles],
+        "execute_rule": execute_rule(family),
+        "outputs": list(family.outputs),
+        "description": EXPERIMENTS[wildcards.experiment].get("description"),
+    }
+
+
 def get_race_accuracy_table(wildcards):
     """The points table of the accuracy experiment linked to a performance one, if in this config."""
     linked = RACE[wildcards.experiment].get("accuracy_experiment")
@@ -272,6 +302,19 @@ def get_compared_builds(wildcards):
 
 def get_final_output(wildcards=None):
     return CAMPAIGN.final_outputs()
+
+
+def check_targets_made():
+    """After a run that Snakemake calls done (onsuccess): fail, naming them, if targets were not made
+    (snnbench.planning.after_run). Runs cut short on purpose (--until, --omit-from) are not checked."""
+    dag = workflow.dag
+    if dag.untilrules or dag.untilfiles or dag.omitrules or dag.omitfiles:
+        return
+    targets = [str(f) for f in dag.targetfiles]
+    targets += [str(f) for job in dag.targetjobs if job.rule.norun for f in job.input]
+    left = after_run.not_made(targets, [str(f) for f in dag.forcefiles], RUN_STARTED)
+    if left:
+        raise WorkflowError(after_run.message(left))
 
 
 def write_tables_after_errors():

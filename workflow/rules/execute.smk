@@ -4,7 +4,7 @@ for family in USED_FAMILIES.values():
 
     rule:
         name:
-            f"execute_point_{family.name.replace('-', '_')}"
+            execute_rule(family)
         input:
             spec=f"{POINT}/spec.json",
             environment=get_point_environment,

@@ -23,16 +23,13 @@ def skip_reason(spec: dict) -> str | None:
     return data_spec.skip_reason(spec, present, why)
 
 
-def run_point(
-    spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None, benchmark_files=()
-) -> dict:
+def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None) -> dict:
     return child.run_point(
         spec_path,
         record_path,
         log_path,
         time_limit_s,
         spec=spec,
-        benchmark_files=benchmark_files,
         skip_reason=skip_reason,
         environment=data_spec.ENVIRONMENT,
         module="snnbench.data.run",

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from snnbench.families.base import Family
 
-PACKAGE = Path(__file__).resolve().parents[1] / "data"
 CLASSES = {"shd": 20, "ssc": 35}  # the real datasets' label counts
 
 
@@ -146,20 +145,13 @@ class Data(Family):
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.data.execute import run_point
 
-        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
+        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec)
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         from snnbench.data.execute import RESULT_KEYS
         from snnbench.run import child
 
-        files = self.benchmark_files(spec)
-        return child.import_run(
-            spec, run_dir, outputs["record.json"], log_path, section="data", keys=RESULT_KEYS, benchmark_files=files
-        )
-
-    def benchmark_files(self, spec: dict) -> list[Path]:
-        names = ("spec.py", "synthetic.py", "loading.py", "model.py", "epochs.py", "run.py")
-        return [PACKAGE / name for name in names] + [PACKAGE.parent / "training" / "lif.py"]
+        return child.import_run(spec, run_dir, outputs["record.json"], log_path, section="data", keys=RESULT_KEYS)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         from snnbench.data.rows import data_row

@@ -24,6 +24,7 @@ from snnbench.data import loading
 from snnbench.data import spec as data_spec
 from snnbench.data.model import Trainer
 from snnbench.machine.memory import process_mb
+from snnbench.records import identity
 
 PARTS = ("load_s", "copy_s", "step_s", "total_s")
 
@@ -109,6 +110,8 @@ def main(argv: list[str]) -> None:
     spec = json.loads(spec_path.read_text())
     outdir.mkdir(parents=True, exist_ok=True)
     result = run(spec, outdir)
+    # What this process ran (the code it imported, the files it read): the record's benchmark_hash.
+    result["identity"] = identity.report(result["versions"])
     (outdir / "result.json").write_text(json.dumps(result, indent=1))
     sys.stdout.flush()
     sys.stderr.flush()

@@ -77,6 +77,12 @@ class Family:
         module: `python -m <module> PARAMS_JSON OUT`, params: what defines it}."""
         return {}
 
+    def derived_problem(self, path: str, derivation: dict) -> tuple[str, list[Path]] | None:
+        """What makes a derived file (a path of derivations(), with its derivation) not what its points
+        read, found cheaply before any job (no digest: that is checked where a point reads it), and the
+        files to set aside with it so that its rule makes them again; None: nothing wrong or not made."""
+        return None
+
     def derived_environments(self, experiment: dict) -> list[str]:
         """Environments (envs/<name>.yaml) that the experiment's derived inputs are made in."""
         return []
@@ -112,10 +118,6 @@ class Family:
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         """Write the record (and other outputs) of a point whose child process ran outside the
         workflow, from what it left in run_dir (snnbench.results.import_runs). Returns the record."""
-        raise NotImplementedError
-
-    def benchmark_files(self, spec: dict) -> list[Path]:
-        """The code that defines the benchmark (hashed into the record's benchmark_hash)."""
         raise NotImplementedError
 
     # --- record -> tables, figures, report

@@ -26,7 +26,7 @@ from snnbench.network import activity, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import REPO
-from snnbench.records import provenance, record
+from snnbench.records import identity, provenance, record
 from snnbench.run import supervise
 from snnbench.run.supervise import (
     PointFailed,
@@ -119,14 +119,6 @@ def launched_as(command: list[str], spec: dict) -> str:
     return f"{started}; " + " ".join(f"{k}={v}" for k, v in binding.OPENMP[binding.asked(spec)].items())
 
 
-def benchmark_files(spec: dict) -> list[Path]:
-    """The code that defines a network point's benchmark: the model, the driver and the model's builder
-    on the point's simulator with that simulator's helpers."""
-    model = models.of_spec(spec)
-    builder = simulators.builder_files(spec["simulator"], model.name)
-    return [*model.files(), Path(__file__).with_name("simulate.py"), *builder]
-
-
 def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) -> dict:
     model, network_model = spec["model"], models.of_spec(spec)
     merged = merge_ranks(ranks)
@@ -176,10 +168,21 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
     }
 
 
-def merge_into(rec: dict, spec: dict, ranks: list[dict], rank_dir: Path, bounds: dict, point_dir: Path, launch: str):
-    """The ranks' outputs (rank_dir) merged into the record: its figures, the binding the run got
-    (launch: how the ranks were started), the hardware files beside it. Returns the spikes."""
+def merge_into(
+    rec: dict,
+    spec: dict,
+    ranks: list[dict],
+    rank_dir: Path,
+    bounds: dict,
+    point_dir: Path,
+    launch: str,
+    env_key: str | None,
+):
+    """The ranks' outputs (rank_dir) merged into the record: its figures, what the ranks ran (its
+    benchmark_hash, with env_key: the key of the environment they ran in, None where not known), the
+    binding the run got (launch: how the ranks were started), the hardware files beside it. Returns the spikes."""
     senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
+    rec["provenance"].update(identity.claim([rank.pop("identity", None) for rank in ranks], env_key))
     rec.update(build_record(spec, ranks, senders, times, bounds))
     rec["binding"] = binding.judge(binding.asked(spec), ranks, launch)
     bindings = [r["binding"] for r in ranks if "binding" in r]
@@ -199,7 +202,7 @@ def run_point(
     """Run the point (spec: its spec_path's content, where the caller has read it) and write its record."""
     start = time.perf_counter()
     spec = spec or json.loads(Path(spec_path).read_text())
-    rec = record.new(spec, benchmark_files(spec))
+    rec = record.new(spec)
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     # Ranks write their outputs beside the record, on storage every node of a multi-node job sees
     # (a node's /tmp is its own); the scratch folder goes once they are merged.
@@ -219,7 +222,8 @@ def run_point(
             if len(ranks) != spec["resources"]["ranks"]:
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
             launch = launched_as(command, spec)
-            senders, times = merge_into(rec, spec, ranks, rank_dir, bounds, Path(record_path).parent, launch)
+            env_key = provenance.environment_key(spec, simulators.environment_for(spec))
+            senders, times = merge_into(rec, spec, ranks, rank_dir, bounds, Path(record_path).parent, launch, env_key)
             # This process's own peak too: SLURM's memory limit covers it beside the ranks.
             rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"
@@ -252,7 +256,7 @@ def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, 
     SPEC DIR` on another machine, snnbench.results.import_runs) from what they left in run_dir: ok where every
     rank wrote its outputs, else failed with the last line of run_dir/log.txt."""
     start = time.perf_counter()
-    rec = record.new(spec, benchmark_files(spec))
+    rec = record.new(spec)
     ranks = [json.loads(f.read_text()) for f in sorted(Path(run_dir).glob("rank*.json"))]
     first = ranks[0] if ranks else {}
     environment = first.get("simulator_info", {}).get("environment")
@@ -260,7 +264,8 @@ def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, 
     senders, times = np.zeros(0, dtype=np.int64), np.zeros(0)
     if len(ranks) == spec["resources"]["ranks"]:
         launch = "not recorded: the ranks ran outside the workflow"
-        senders, times = merge_into(rec, spec, ranks, Path(run_dir), bounds, Path(record_path).parent, launch)
+        # None: the ranks ran in an environment of another machine, which this process cannot name.
+        senders, times = merge_into(rec, spec, ranks, Path(run_dir), bounds, Path(record_path).parent, launch, None)
         rec["status"] = "ok"
     else:
         found = f"{len(ranks)} of {spec['resources']['ranks']} rank outputs"

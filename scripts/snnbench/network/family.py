@@ -18,6 +18,7 @@ from snnbench.machine import affinity
 from snnbench.network import binding, execute, models, race, rows
 from snnbench.network import simulators as simulator_registry
 from snnbench.network.simulators import EnvironmentMissing, environment_for
+from snnbench.records import inputs
 
 
 def fmt_scale(x: float) -> str:
@@ -185,6 +186,11 @@ class Network(Family):
         derivation = {"environment": self.model.description_environment, "module": self.model.description_module}
         return {path: {**derivation, "params": self.model.description_params(spec["model"])}}
 
+    def derived_problem(self, path: str, derivation: dict) -> tuple[str, list[Path]] | None:
+        # A description (and the data file it names, PD14's exported network.npz): cut short, of other
+        # parameters, a data file missing or of another size than recorded.
+        return inputs.description_problem(path, derivation["params"])
+
     def derived_environments(self, experiment: dict) -> list[str]:
         # A main environment (.venv: NEST for PD14's exported networks) is there already.
         environment = self.model.description_environment
@@ -239,14 +245,15 @@ class Network(Family):
         return self.model.estimate_mem_mb(spec)
 
     def _mem_mb_if_known(self, spec: dict) -> int | None:
-        """None while a derived input it needs (a description) does not exist yet."""
+        """None while a derived input it needs (a description) does not exist yet, or is damaged (set
+        aside before any job; a dry run only names it)."""
         try:
             return self.model.estimate_mem_mb(spec)
-        except FileNotFoundError:
+        except (FileNotFoundError, inputs.DamagedInput):
             return None
 
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
-        return execute.run_point(
+        rec = execute.run_point(
             spec_path=spec_path,
             record_path=outputs["record.json"],
             spikes_path=outputs["spikes.npz"],
@@ -256,13 +263,16 @@ class Network(Family):
             time_limit_s=time_limit_s,
             spec=spec,
         )
+        damaged = inputs.damaged_line((rec["failure"] or {}).get("reason", ""))
+        if damaged:
+            # Not a result of the point: it read a damaged input (set aside by its reader). The job fails,
+            # so that Snakemake names it and the next run redoes the point, the input made again first.
+            raise SystemExit(damaged)
+        return rec
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         record_path, spikes_path = outputs["record.json"], outputs["spikes.npz"]
         return execute.import_run(spec, run_dir, record_path, spikes_path, log_path, config["activity_check"])
-
-    def benchmark_files(self, spec: dict) -> list[Path]:
-        return execute.benchmark_files(spec)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         return rows.point_row(rec, bounds, benchmark)

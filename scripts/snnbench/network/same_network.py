@@ -1,9 +1,10 @@
 """Simulators on one network (pd14.network_seed) with deterministic input (DC): do they emit NEST's spikes?
 
 For each point of a network NEST exported, beside the NEST point of the same model, network and
-seed (any resource shape): the fraction of NEST's spikes it emits at the same neuron within one
-time step (snnbench.network.spike_match), in the first 100 ms of the measured window and over all
-of it, and the largest relative difference of a population's rate from NEST's. Poisson input is
+seed (any resource shape): the share of NEST's spikes it emits at the same neuron within one time
+step and the share of its spikes NEST emits, spikes paired one to one (snnbench.network.spike_match),
+in the first 100 ms of the measured window and over all of it, and the largest relative difference of
+a population's rate from NEST's, populations silent on either side included. Poisson input is
 drawn by each simulator's own generator, so spikes are compared only with DC input; rates over
 seeds are judged by the one rule of snnbench.network.compare.
 """
@@ -16,7 +17,8 @@ import pandas as pd
 from snnbench.jsonfile import read_json
 from snnbench.network import compare, models, spike_match
 
-COLUMNS = ("spike_match_early", "spike_match_run", "spike_match_other_run", "rate_difference_max_rel")
+SHARES = ("spike_match_early", "spike_match_run", "spike_match_other_early", "spike_match_other_run")
+COLUMNS = (*SHARES, "rate_difference_max_rel")
 SAME_RUN = [*compare.SAME_MODEL, "network_seed", "seed"]
 
 
@@ -37,11 +39,21 @@ def spikes(point: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         return neuron_index(data["senders"], record["ranks"][0]["population_first_ids"], sizes), data["times_ms"]
 
 
+def rate_difference(rate: float, reference_rate: float) -> float:
+    """|rate - reference_rate| / the larger of the two: the same either way round, 0 where both are
+    silent, 1 where one side is silent and the other fires; NaN where a rate is missing."""
+    if np.isnan(rate) or np.isnan(reference_rate):
+        return np.nan
+    larger = max(rate, reference_rate)
+    return abs(rate - reference_rate) / larger if larger > 0 else 0.0
+
+
 def largest_rate_difference(point: pd.Series, reference: pd.Series, rates: list[str]) -> float:
-    """max over populations (rates: the rate columns) of |rate - NEST's| / NEST's, populations silent in
-    NEST left out."""
-    columns = [c for c in rates if reference[c] > 0]
-    return float(max(abs(point[c] - reference[c]) / reference[c] for c in columns)) if columns else np.nan
+    """max over populations of rate_difference from NEST's. rates: the table's rate columns; one empty on
+    both sides names another model's population, one empty on one side makes the answer NaN."""
+    pairs = [(float(point[c]), float(reference[c])) for c in rates]
+    differences = [rate_difference(*p) for p in pairs if not (np.isnan(p[0]) and np.isnan(p[1]))]
+    return float(np.max(differences)) if differences else np.nan
 
 
 def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) -> pd.DataFrame:
@@ -63,7 +75,7 @@ def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) ->
         dt_ms = models.get(nest_point["model_name"]).dt_ms
         for index, point in group.iterrows():
             found = spike_match.match_fractions(nest_spikes, spikes(point), dt_ms, float(point["t_presim_ms"]))
-            for column in COLUMNS[:3]:
+            for column in SHARES:
                 points.loc[index, column] = found[column]
             points.loc[index, "rate_difference_max_rel"] = largest_rate_difference(point, nest_point, rates)
     return points

@@ -1,8 +1,9 @@
 """Run one scaling point in this process (one MPI rank): `python -m snnbench.network.simulate SPEC OUTDIR`.
 
 Calls the backend's phases in order, times each call, and writes `rank<r>.json` (times,
-simulator timers, memory, counts) and `rank<r>.npz` (the rank's spikes) into OUTDIR. The
-parent process (`snnbench.network.execute`) merges the ranks into the point's record.
+simulator timers, memory, counts, what the rank ran: snnbench.records.identity) and `rank<r>.npz`
+(the rank's spikes) into OUTDIR. The parent process (`snnbench.network.execute`) merges the ranks
+into the point's record.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from snnbench.machine.memory import process_mb
 from snnbench.network import models
 from snnbench.network.simulators import get_builder
 from snnbench.network.simulators.base import PHASES
+from snnbench.records import identity
 
 
 def run(spec: dict, outdir: Path) -> Path:
@@ -76,6 +78,8 @@ def run(spec: dict, outdir: Path) -> Path:
         "simulator_info": out.simulator_info,
         "model_results": out.model_results,
         "binding": hardware.rank_binding(out.rank, launch_cpus, threads),
+        # What this rank ran (the code it imported, the files it read): the record's benchmark_hash.
+        "identity": identity.report(out.simulator_version),
     }
     path = outdir / f"rank{out.rank}.json"
     path.write_text(json.dumps(rank_record, indent=1))

@@ -1,5 +1,6 @@
 """What the host that plans does once per run before any job, and a job never does: refuse a run
-whose points cannot start or cannot write, and set damaged records aside.
+whose points cannot start or cannot write, and set damaged records and damaged inputs (a network's
+description and the data file it names) aside.
 
 The workflow calls prepare() only in Snakemake's main process (`workflow.is_main_process`; the
 jobs an executor starts read the workflow again, in another mode), so a job's start-up neither
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from snnbench import environments, jsonfile, paths
 from snnbench.environments import builds, sources
-from snnbench.records import record
+from snnbench.records import inputs, record
 
 
 class CannotRun(RuntimeError):
@@ -39,6 +40,7 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
     if command.executor in LOCAL_EXECUTORS:
         yield from unplaceable_here(campaign, points, dry_run)
     yield from set_aside_damaged(campaign, points, dry_run)
+    yield from set_aside_damaged_inputs(campaign, points, dry_run)
     unwritable_points(campaign, points)
     yield from fetch_sources(campaign, dry_run)
 
@@ -69,10 +71,15 @@ class CommandLine:
         if started.name != "snakemake" and started.parts[-2:] != ("snakemake", "__main__.py"):
             return cls()
         try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as said:
                 args = cli.parse_args(sys.argv[1:])[1]
-        except (SystemExit, Exception):  # noqa: BLE001 (Snakemake itself reports a bad command line)
-            return cls()
+        except (SystemExit, Exception) as error:  # noqa: BLE001 (any failure: the executor is unknown)
+            # Taken as local, a cluster run would skip the node-local checks and be judged by this machine.
+            why = (said.getvalue().strip().splitlines() or [repr(error)])[-1]
+            raise CannotRun(
+                f"Cannot read this snakemake command line ({' '.join(sys.argv[1:])}): {why}. The checks before any "
+                "job depend on its executor (local or a cluster's), so nothing was run."
+            ) from None
         return cls(args.executor, tuple(args.targets or ()))
 
 
@@ -235,6 +242,21 @@ def set_aside_damaged(campaign, points: dict[str, dict], dry_run: bool) -> list[
         for name, wrong_shape in checks.items():
             lines += [line for _, line in jsonfile.set_aside_damaged([f"{point}/{name}"], dry_run, wrong_shape)]
     return lines
+
+
+def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
+    """Files the points read that a rule made once for many (a network's description and the data file it
+    names), checked cheaply by their family (cut short, of other parameters, a data file missing or of
+    another size): a damaged one is set aside and said so (a dry run only names it), so that its rule
+    makes it again before the first point that reads it and runs (finished points are not redone for
+    it). Their digests are checked where a point reads them (snnbench.records.inputs)."""
+    derived: dict[str, tuple] = {}
+    for spec in points.values():
+        family = campaign.family_of_point(spec)
+        for path, derivation in family.derivations(spec).items():
+            derived.setdefault(path, (family, derivation))
+    problems = {path: family.derived_problem(path, derivation) for path, (family, derivation) in derived.items()}
+    return inputs.set_aside_damaged({path: found for path, found in problems.items() if found}, dry_run)
 
 
 def _spec_problem(point: str, content) -> str | None:

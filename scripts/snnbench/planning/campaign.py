@@ -245,6 +245,20 @@ class Campaign:
         made = family.workflow_makes_environment(spec) and environment not in environments.MAIN
         return environment if made and not self.uses_conda and "build" not in spec else None
 
+    def linked_environment(self, spec: dict) -> str | None:
+        """This checkout's .venv-<name> a point runs in (its build's, or a named one's); None for
+        .venv, conda, or a build of the site's modules (loaded by the point itself)."""
+        if "build" in spec:
+            return None if builds.is_modules(spec["build"]) else builds.linked_name(spec["build"])
+        return self.point_environment(spec)
+
+    def linked_environments(self) -> list[str]:
+        """Every link the campaign's points and derivations run in."""
+        names = [self.linked_environment(spec) for spec in self.representatives()]
+        if not self.uses_conda:
+            names += [d["environment"] for d in self.derivations.values()]
+        return sorted({name for name in names if name and name not in environments.MAIN})
+
     @cached_property
     def environments_to_make(self) -> dict[str, dict]:
         """Environments the workflow makes once per machine in the per-user cache: key -> {content:
@@ -312,6 +326,9 @@ class Campaign:
         outputs += [f"results/{name}/figures/builds.{ext}" for name in self.build_comparisons for ext in both]
         if self.config["regression"]["baseline"]:
             outputs.append("results/regression.csv")
+        # The links as plain targets (points read them as ancient inputs): a link remade (a new cache, an
+        # edited envs file) then cannot hide the points still to run (snakemake/snakemake#4166).
+        outputs += [str(environments.link_marker(name)) for name in self.linked_environments()]
         return outputs
 
     def figure_params(self, experiment: str, figure: str) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import hashlib
 import os
 import platform
 import socket
@@ -12,10 +11,12 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from snnbench import environments
 from snnbench.environments import builds
 from snnbench.hashing import canonical_hash
 from snnbench.machine import gpu, hardware
 from snnbench.paths import REPO
+from snnbench.records import identity
 
 # Packages whose versions go into every record (where installed in the running environment).
 PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
@@ -37,15 +38,13 @@ def workflow_version() -> dict:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
-def benchmark_hash(files: list[Path]) -> str:
-    """Hash of the code that defines the benchmark (for PD14: model parameters, driver, backend;
-    each family names its files): two records with the same hash ran the same benchmark,
-    whatever the workflow commit."""
-    digest = hashlib.sha256()
-    for f in files:
-        if f.exists():
-            digest.update(f.read_bytes())
-    return digest.hexdigest()[:16]
+def environment_key(spec: dict, environment: str) -> str:
+    """The key of the environment a point runs in: its build's (for the site's modules, a hash of the
+    modules it names), else that of its named environment (envs/<environment>.yaml)."""
+    build = spec.get("build")
+    if build:
+        return build.get("key") or canonical_hash(builds.content(build))
+    return environments.key(environment)
 
 
 def cpu_model() -> str:
@@ -108,8 +107,9 @@ def slurm() -> dict | None:
     return info
 
 
-def collect(spec: dict, benchmark_files: list[Path]) -> dict:
-    """Provenance of the machine and environment this process runs in."""
+def collect(spec: dict) -> dict:
+    """Provenance of the machine and environment this process runs in; benchmark_hash not known until
+    the point's processes report what they ran (snnbench.records.identity.claim)."""
 
     build = builds.provenance(spec)
     job = slurm()
@@ -118,7 +118,7 @@ def collect(spec: dict, benchmark_files: list[Path]) -> dict:
         "spec_hash": canonical_hash(spec),
         "started_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "workflow": workflow_version(),
-        "benchmark_hash": benchmark_hash(benchmark_files),
+        **identity.claim([], None),
         "python": {"version": platform.python_version(), "executable": sys.executable},
         # A point of a build runs in the build's environment, not in this one: its packages.
         "packages": build_packages(build) if build else package_versions(),

@@ -17,15 +17,15 @@ from snnbench.schemas import RECORD_SCHEMA, load_schema
 SCHEMA_VERSION = 1
 
 
-def new(spec: dict, benchmark_files: list[Path]) -> dict:
-    """A point's record before its run: failed until the run says otherwise, with provenance
-    (benchmark_files: the code that defines the benchmark, its family's)."""
+def new(spec: dict) -> dict:
+    """A point's record before its run: failed until the run says otherwise, with provenance (its
+    benchmark_hash comes once the run reports what it ran, snnbench.records.identity.claim)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "point": spec,
         "status": "failed",
         "failure": None,
-        "provenance": provenance.collect(spec, benchmark_files),
+        "provenance": provenance.collect(spec),
     }
 
 

@@ -41,7 +41,7 @@ def provenance_row(rec: dict, point_dir: Path | None = None) -> dict:
         "scheduler job": slurm.get("job_id") or "none (local)",
         "workflow commit": (prov["workflow"]["git_commit"] or "unknown")[:12]
         + (" (dirty)" if prov["workflow"]["git_dirty"] else ""),
-        "benchmark hash": prov["benchmark_hash"],
+        "benchmark hash": prov["benchmark_hash"] or "not known (no process of the point reported what it ran)",
         "spec hash": prov.get("spec_hash", ""),
         "python": prov["python"]["version"],
         "packages": ", ".join(f"{k} {v}" for k, v in sorted(prov["packages"].items())),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from snnbench import environments
 from snnbench.environments import EnvironmentMissing
-from snnbench.records import provenance, record
+from snnbench.records import identity, provenance, record
 from snnbench.run import supervise
 
 
@@ -59,13 +59,12 @@ def run_point(
     section: str,
     keys: tuple[str, ...],
     spec: dict | None = None,
-    benchmark_files=(),
 ) -> dict:
     """The point's record: skipped (with the reason) without a child, else the child's result
-    under `section` (its `keys`), ok, skipped by the child, or failed."""
+    under `section` (its `keys`) and what the child ran (benchmark_hash), ok, skipped by the child, or failed."""
     start = time.perf_counter()
     spec = spec or json.loads(Path(spec_path).read_text())
-    rec = record.new(spec, list(benchmark_files))
+    rec = record.new(spec)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     reason = skip_reason(spec)
     if reason is not None:
@@ -73,14 +72,16 @@ def run_point(
     else:
         try:
             result = run_child(module, environment, spec_path, log_path, time_limit_s, spec["resources"]["threads"])
-            _fill(rec, result, section, keys)
+            _fill(rec, result, section, keys, provenance.environment_key(spec, environment))
         except supervise.PointFailed as failure:
             rec["failure"] = {"reason": str(failure)}
     return _finish(rec, start, record_path, log_path)
 
 
-def _fill(rec: dict, result: dict, section: str, keys: tuple[str, ...]) -> None:
+def _fill(rec: dict, result: dict, section: str, keys: tuple[str, ...], env_key: str | None) -> None:
+    """The child's result in the record, and what it ran in the environment of env_key (None: not known)."""
     rec[section] = {k: result[k] for k in keys if k in result}
+    rec["provenance"].update(identity.claim([result.get("identity")], env_key))
     if result["status"] == "skipped":
         rec["status"], rec["failure"] = "skipped", {"reason": result["reason"]}
     else:
@@ -105,13 +106,12 @@ def import_run(
     *,
     section: str,
     keys: tuple[str, ...],
-    benchmark_files,
 ) -> dict:
     """The record of a point whose child ran outside the workflow (`python -m <module> SPEC DIR` on
     another machine, snnbench.results.import_runs) from the result.json it left in run_dir, else failed with
     the last line of run_dir/log.txt."""
     start = time.perf_counter()
-    rec = record.new(spec, list(benchmark_files))
+    rec = record.new(spec)
     result_path = Path(run_dir) / "result.json"
     result = json.loads(result_path.read_text()) if result_path.exists() else None
     environment = (result or {}).get("environment")
@@ -119,6 +119,7 @@ def import_run(
     if result is None:
         rec["failure"] = {"reason": f"the run wrote no result.json; {supervise.run_end(run_dir)}"}
     else:
-        _fill(rec, result, section, keys)
+        # None: the child ran in an environment of another machine, which this process cannot name.
+        _fill(rec, result, section, keys, None)
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     return _finish(rec, start, record_path, log_path)

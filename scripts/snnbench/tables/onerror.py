@@ -44,7 +44,7 @@ def record_dead_jobs(points: dict[str, dict], slurm_logs: str = SLURM_LOGS) -> I
         log = max(logs, key=os.path.getmtime)
         with open(log, errors="replace") as f:
             tail = "".join(f.readlines()[-LOG_LINES:]).rstrip()
-        rec = record.new(spec, families.of_spec(spec).benchmark_files(spec))
+        rec = record.new(spec)
         rec["failure"] = {
             "reason": f"the job ended before the point's wrapper wrote its record; the end of its SLURM log "
             f"{log}:\n{tail}"

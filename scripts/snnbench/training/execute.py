@@ -40,9 +40,7 @@ def skip_reason(spec: dict) -> str | None:
 RESULT_KEYS = ("framework", "device", "timing", "memory", "activity", "sanity", "trainable_parameters", "neuron")
 
 
-def run_point(
-    spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None, benchmark_files=()
-) -> dict:
+def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None) -> dict:
     spec = spec or json.loads(Path(spec_path).read_text())
     return child.run_point(
         spec_path,
@@ -50,7 +48,6 @@ def run_point(
         log_path,
         time_limit_s,
         spec=spec,
-        benchmark_files=benchmark_files,
         skip_reason=skip_reason,
         environment=environment_for(spec),
         module="snnbench.training.run",

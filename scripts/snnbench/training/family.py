@@ -14,9 +14,6 @@ from pathlib import Path
 
 from snnbench.families.base import Family
 
-PACKAGE = Path(__file__).resolve().parents[1] / "training"
-
-
 # The family's figures: name -> panels (registered in snnbench.figures).
 FIGURES: dict[str, list[str]] = {
     "training_time": [
@@ -136,20 +133,13 @@ class Training(Family):
     def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
         from snnbench.training.execute import run_point
 
-        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec, self.benchmark_files(spec))
+        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec)
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         from snnbench.run import child
         from snnbench.training.execute import RESULT_KEYS
 
-        files = self.benchmark_files(spec)
-        return child.import_run(
-            spec, run_dir, outputs["record.json"], log_path, section="training", keys=RESULT_KEYS, benchmark_files=files
-        )
-
-    def benchmark_files(self, spec: dict) -> list[Path]:
-        # The neuron spec, reference, builders, timing and driver.
-        return [PACKAGE / name for name in ("spec.py", "lif.py", "models.py", "timing.py", "sanity.py", "run.py")]
+        return child.import_run(spec, run_dir, outputs["record.json"], log_path, section="training", keys=RESULT_KEYS)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         from snnbench.training.rows import training_row

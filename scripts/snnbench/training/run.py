@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from snnbench.machine.memory import process_mb
+from snnbench.records import identity
 from snnbench.training import lif, models, sanity, timing
 from snnbench.training.spec import FRAMEWORKS, NEURON
 
@@ -138,6 +139,8 @@ def main(argv: list[str]) -> None:
     spec_path, outdir = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
     result = run(spec, outdir)
+    # What this process ran (the code it imported, the files it read): the record's benchmark_hash.
+    result["identity"] = identity.report({"framework": result["framework"]["version"], "torch": torch.__version__})
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "result.json").write_text(json.dumps(result, indent=1))
     sys.stdout.flush()

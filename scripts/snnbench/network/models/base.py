@@ -13,7 +13,6 @@ t_sim_ms, record_spikes and input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -143,7 +142,3 @@ class NetworkModel:
     def estimate_mem_mb(self, spec: dict) -> int:
         """Memory to request per node for a point."""
         raise NotImplementedError
-
-    def files(self) -> list[Path]:
-        """The code that defines the model (hashed into each record's benchmark_hash)."""
-        return [Path(__import__(type(self).__module__, fromlist=["_"]).__file__)]

@@ -25,7 +25,6 @@ environment, snnbench.network.models.multi_area_derive), and every builder reads
 from __future__ import annotations
 
 import functools
-import json
 import math
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from snnbench.network.models.base import NetworkModel, Size, parameter_block
 from snnbench.paths import NETWORK_DESCRIPTION
+from snnbench.records import inputs
 
 # The 32 areas (INM-6's complete_area_list; Felleman & Van Essen's naming).
 AREAS = (
@@ -106,14 +106,17 @@ def description_params(params: dict) -> dict:
 
 
 @functools.cache
-def _read(path: Path, mtime_ns: int) -> dict:
-    return json.loads(path.read_text())
+def _read(path: Path, mtime_ns: int, set_aside_damaged: bool) -> dict:
+    return inputs.read_json(path, set_aside_damaged)
 
 
-def description(params: dict, name: str) -> dict:
-    """The derived description of a point's network (FileNotFoundError until rule describe_network made it)."""
+def description(params: dict, name: str, set_aside_damaged: bool = False) -> dict:
+    """The derived description of a point's network, the digest of its bytes noted (FileNotFoundError until
+    rule describe_network made it; inputs.DamagedInput where it is cut short, set aside first where
+    set_aside_damaged: in the builders, where a point reads it)."""
     path = Path(NETWORK_DESCRIPTION.format(model=name, description=description_key(params))).resolve()
-    return _read(path, path.stat().st_mtime_ns)  # read once per file and version, wherever the process stands
+    # read once per file and version, wherever the process stands
+    return _read(path, path.stat().st_mtime_ns, set_aside_damaged)
 
 
 def simulated(desc: dict) -> list[dict]:

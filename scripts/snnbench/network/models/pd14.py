@@ -238,6 +238,10 @@ PARAMETERS = parameter_block(
         "(rule describe_network: every neuron's initial potential, every synapse's source, target, weight and "
         "delay); the point's seed then seeds only the Poisson input. Unset: each simulator draws the network "
         "from the point's seed.",
+        # NEST's range for an RNG seed (the exporter seeds NEST with it).
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 2**32 - 2,
     },
 )
 
@@ -273,8 +277,9 @@ class PD14(NetworkModel):
         return exported.params(params)
 
     def results(self, params: dict, rank_results: list[dict]) -> dict:
-        """Which exported network the point ran (its file's digest); {}: a network the simulator drew."""
-        return exported.identity(params)
+        """Which exported network the point ran (the digest of the bytes its ranks read); {}: a network the
+        simulator drew."""
+        return exported.identity(params, rank_results)
 
     def size(self, params: dict) -> Size:
         net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])

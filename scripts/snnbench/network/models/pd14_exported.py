@@ -5,8 +5,10 @@ it beside its description: `network.npz` holds every neuron's initial membrane p
 synapse's source, target (0-based, the populations one after another), weight (pA) and delay (ms,
 on NEST's grid of time steps). The format is numpy's npz, not SONATA: SONATA is HDF5, which NEST's
 PyPI wheel cannot read (it is built without HDF5), and every environment here has numpy. The
-description (JSON) names the file, its SHA-256 and the NEST that wrote it; a point's record keeps
-that identity (`results`), so a table says which network each point ran.
+description (JSON) names the file, its size, its SHA-256 and the NEST that wrote it. A reader checks the
+file against that digest (a damaged one is set aside with its description, snnbench.records.inputs),
+and a point's record keeps the digest of the bytes its ranks read (`identity`), so a table says which
+network each point ran.
 
 This module reads and writes the file; it imports no simulator (every backend uses it).
 """
@@ -20,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.hashing import file_sha256
-from snnbench.jsonfile import read_json
 from snnbench.paths import NETWORK_DESCRIPTION
+from snnbench.records import inputs
 
 MODEL = "pd14"
 NETWORK_FILE = "network.npz"
@@ -75,12 +77,19 @@ def description_path(params: dict) -> Path:
     return Path(NETWORK_DESCRIPTION.format(model=MODEL, description=key(params))).resolve()
 
 
-def identity(params: dict) -> dict:
-    """The exported network a point ran: its description key, file digest and exporter; {}: none."""
+def identity(params: dict, rank_results: list[dict]) -> dict:
+    """The exported network a point ran, as its ranks read it (identity_read: the description key, the
+    SHA-256 of the bytes read, the exporter); {}: none. A builder that reported none: no digest."""
     if key(params) is None:
         return {}
-    description = read_json(description_path(params))
-    return {"network": {"description": key(params), **{k: description[k] for k in ("sha256", "exported_by")}}}
+    read = next((r["network"] for r in rank_results if "network" in r), None)
+    return {"network": read or {"description": key(params), "sha256": None, "exported_by": None}}
+
+
+def identity_read(params: dict) -> dict:
+    """What this process read of the point's exported network (read()), for its rank's model_results."""
+    found = _READ.get(key(params)) if key(params) is not None else None
+    return {"network": found} if found else {}
 
 
 @dataclass
@@ -142,24 +151,39 @@ class ExportedNetwork:
 
 
 def write(folder: Path, network: ExportedNetwork) -> dict:
-    """Write network.npz into `folder`; returns its name and digest for the description."""
+    """Write network.npz into `folder`; returns its name, length and digest for the description."""
     path = folder / NETWORK_FILE
     arrays = {name: getattr(network, name) for name in ExportedNetwork.__dataclass_fields__}
     with open(path, "wb") as out:  # np.savez on a path would add ".npz" to a temporary name
         np.savez(out, **arrays)
-    return {"file": NETWORK_FILE, "sha256": file_sha256(path)}
+    return {"file": NETWORK_FILE, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+
+
+# What this process read: description key -> {description, sha256 of the bytes read, exported_by}.
+_READ: dict[str, dict] = {}
 
 
 @functools.cache
-def _read(path: Path, mtime_ns: int) -> ExportedNetwork:
-    with np.load(path) as arrays:
-        return ExportedNetwork(**{name: arrays[name] for name in ExportedNetwork.__dataclass_fields__})
+def _read(path: Path, mtime_ns: int, sha256: str, description: Path) -> tuple[ExportedNetwork, str]:
+    with inputs.verified(path, sha256, description) as (f, digest), np.load(f) as arrays:
+        network = ExportedNetwork(**{name: arrays[name] for name in ExportedNetwork.__dataclass_fields__})
+    return network, digest
 
 
 def read(params: dict) -> ExportedNetwork | None:
-    """The exported network of a point; None where the point draws its own (no network_seed).
-    FileNotFoundError until rule describe_network made it."""
+    """The exported network of a point, its bytes checked against the digest its description records
+    (inputs.DamagedInput where the description or the file is damaged: both set aside, made again on
+    the next run); None where the point draws its own (no network_seed). FileNotFoundError until rule
+    describe_network made it."""
     if key(params) is None:
         return None
-    path = description_path(params).parent / NETWORK_FILE
-    return _read(path, path.stat().st_mtime_ns)
+    where = description_path(params)
+    description = inputs.read_json(where, set_aside_damaged=True)
+    if not isinstance(description, dict) or not isinstance(description.get("sha256"), str):
+        raise inputs.damaged(f"{where} is not an exported network's description (no sha256)", [where], True)
+    path = where.parent / NETWORK_FILE
+    if not path.exists():
+        raise inputs.damaged(f"{path} is missing", [path, where], True)
+    network, digest = _read(path, path.stat().st_mtime_ns, description["sha256"], where)
+    _READ[key(params)] = {"description": key(params), "sha256": digest, "exported_by": description.get("exported_by")}
+    return network

@@ -12,7 +12,6 @@ kept outside the package are registered by the environment variable SNNBENCH_NET
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -109,14 +108,6 @@ def builder(simulator: str, model: str) -> str | None:
 def simulators_of(model: str) -> list[str]:
     """The simulators that build `model`."""
     return [name for name in registered() if builder(name, model)]
-
-
-def builder_files(simulator: str, model: str) -> list[Path]:
-    """The code of the model's builder on the simulator, found, not imported (the simulator need not
-    be installed here): its module and, for a simulator kept in a package, the package's modules."""
-    origin = Path(importlib.util.find_spec(builder(simulator, model).split(":")[0]).origin)
-    helpers = sorted(origin.parent.glob("*.py")) if origin.parent.name != "simulators" else []
-    return [origin, *[path for path in helpers if path != origin]]
 
 
 def option_problems(where: str, experiment: dict) -> list[str]:

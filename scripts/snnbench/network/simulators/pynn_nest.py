@@ -249,6 +249,7 @@ class PynnNestBackend(Backend):
             spike_senders=np.concatenate(senders),
             spike_times_ms=np.concatenate(times),
             simulator_version=f"PyNN {self.pynn_version} on NEST {build['version']}",
+            model_results=pd14_exported.identity_read(self.model),  # the digest of the network it read
             simulator_info={
                 "have_mpi": bool(build["have_mpi"]),
                 "threads_model": build["threads_model"],

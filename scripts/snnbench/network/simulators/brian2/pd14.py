@@ -306,6 +306,7 @@ class Brian2Backend(Backend):
             spike_times_ms=np.concatenate(times) if times else np.zeros(0),
             simulator_version=self.b2.__version__,
             simulator_info=info,
+            model_results=pd14_exported.identity_read(self.model),  # the digest of the network it read
         )
 
     def _simulator_info(self) -> dict:

@@ -21,7 +21,7 @@ class MultiAreaGenn(GennBackend):
     dt_ms = multi_area.DT_MS
 
     def derive(self) -> None:
-        self.description = multi_area.description(self.model, self.spec["model_name"])
+        self.description = multi_area.description(self.model, self.spec["model_name"], set_aside_damaged=True)
         self.simulated = [i for i, p in enumerate(self.description["populations"]) if p["simulated"]]
         self.index = {i: k for k, i in enumerate(self.simulated)}
         self.sizes = [self.description["populations"][i]["n"] for i in self.simulated]

@@ -331,6 +331,7 @@ class GennBackend(Backend):
             spike_times_ms=np.concatenate(times) if times else np.zeros(0),
             simulator_version=package_versions(("pygenn",)).get("pygenn", "unknown"),
             simulator_info=self._simulator_info(),
+            model_results=pd14_exported.identity_read(self.model),  # the digest of the network it read
         )
 
     def _synapses_held(self) -> int:

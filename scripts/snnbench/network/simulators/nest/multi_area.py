@@ -23,7 +23,7 @@ def bounded(low, high) -> dict:
 class MultiAreaNest(NestBackend):
     def setup(self) -> None:
         self.start_kernel(multi_area.DT_MS)
-        self.description = multi_area.description(self.model, self.spec["model_name"])
+        self.description = multi_area.description(self.model, self.spec["model_name"], set_aside_damaged=True)
         self.simulated = [i for i, p in enumerate(self.description["populations"]) if p["simulated"]]
 
     def create(self) -> None:

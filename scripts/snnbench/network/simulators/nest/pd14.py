@@ -157,6 +157,7 @@ class NestBackend(NestRunPhases, Backend):
             spike_times_ms=times.astype(float),
             simulator_version=build["version"],
             spike_counter=getattr(self, "spike_counter", None),
+            model_results=pd14_exported.identity_read(self.model),  # the digest of the network it read
             simulator_info={
                 "have_mpi": bool(build["have_mpi"]),
                 "threads_model": build["threads_model"],
