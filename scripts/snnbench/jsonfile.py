@@ -21,6 +21,16 @@ def read_json(path) -> dict:
         ) from None
 
 
+def read_json_if_whole(path):
+    """The file's JSON content; None where it is missing or does not read as JSON (a caller that
+    only compares it with what it expects)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 def write_json(obj, path) -> None:
     """Write atomically: a killed writer never leaves half a file."""
     path = Path(path)

@@ -165,6 +165,22 @@ def test_second_run_recomputes_nothing(finished):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def reordered(value):
+    """The same config with every mapping's keys in reverse order."""
+    if isinstance(value, dict):
+        return {key: reordered(value[key]) for key in reversed(value)}
+    return [reordered(item) for item in value] if isinstance(value, list) else value
+
+
+def test_a_config_whose_keys_are_only_reordered_reruns_nothing(finished):
+    """Snakemake compares params by their repr: configure_point's spec keeps its spec.json's key order."""
+    workdir, _, _ = finished
+    path = workdir / "config" / "reordered.yaml"
+    path.write_text(yaml.safe_dump(reordered(CONFIG), sort_keys=False))
+    proc = snakemake(workdir, "--configfile", "config/reordered.yaml", "--dry-run")
+    assert "Nothing to be done" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+
+
 def test_rerun_one_point_recomputes_only_it_and_the_tables(finished):
     workdir, configfile, _ = finished
     records = mtimes(workdir, "results/**/record.json")

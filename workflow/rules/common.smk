@@ -9,7 +9,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 
-from snnbench import environments, paths, planning
+from snnbench import environments, jsonfile, paths, planning
 from snnbench.environments import builds
 from snnbench.planning import after_run, before_jobs
 from snnbench.records import inputs
@@ -62,6 +62,15 @@ def get_point_spec(wildcards):
         path = paths.point_path(wildcards.experiment, wildcards.point)
         raise WorkflowError(f"{path} is not a point of the configured experiments")
     return spec
+
+
+def get_point_spec_as_written(wildcards):
+    """configure_point's params: the point's spec, in the key order of its spec.json where that file holds
+    the same spec. Snakemake compares params by their repr, so a config whose keys were only reordered
+    would otherwise rerun every finished point."""
+    spec = get_point_spec(wildcards)
+    written = jsonfile.read_json_if_whole(Path(spec["path"], "spec.json"))
+    return written if written == spec else spec
 
 
 def family_experiments(family):

@@ -7,6 +7,6 @@ rule configure_point:
     conda:
         "../../envs/workflow.yaml"
     params:
-        spec=get_point_spec,
+        spec=get_point_spec_as_written,
     script:
         "../../scripts/write_spec.py"
