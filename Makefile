@@ -22,7 +22,8 @@ endif
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env sources hwloc lmod training-envs run run-training run-data bench-data report archive crate regression compare-builds test lint format bench \
+.PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data report archive crate regression compare-builds test lint format bench \
+	history-add dashboard bench-history \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -82,11 +83,34 @@ crate: env env-rocrate-validator
 	$(VENV)-rocrate-validator/bin/python -m snnbench.results.crate_check results/crates/*/
 
 ## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), each point against the
-## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric)
+## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric);
+## or HISTORY=default|DIR: each point against its series in the results history (this machine's last LAST runs, default 5;
+## or SINCE=/UNTIL= dates, or VERSION=a simulator version). Exit code non-zero for a slowdown (docs/results.md)
 regression: env
-	@test -n "$(BASELINE)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
-	$(VENV)/bin/python -m snnbench.results.regression $(BASELINE) $(or $(CURRENT),results/points.csv) \
-	  $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES))
+	@test -n "$(BASELINE)$(HISTORY)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] | HISTORY=default|DIR [LAST=N | SINCE=date UNTIL=date | VERSION=v] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
+	$(VENV)/bin/python -m snnbench.results.$(if $(HISTORY),gate --history $(HISTORY),regression $(BASELINE)) \
+	  $(or $(CURRENT),results/points.csv) $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES)) \
+	  $(if $(LAST),--last $(LAST)) $(if $(SINCE),--since $(SINCE)) $(if $(UNTIL),--until $(UNTIL)) $(if $(VERSION),--version $(VERSION))
+
+## history-add: add every finished point of results/ (or FROM=: results folders, an experiment's points.csv, archives of
+## make archive) to the results history ($$SNNBENCH_HISTORY, else ~/.local/share/snnbench/history; HISTORY=DIR names
+## another); a record already there is not added again (docs/results.md, "A history of results")
+history-add: env
+	$(VENV)/bin/python -m snnbench.results.history add $(or $(FROM),results) $(if $(HISTORY),--history $(HISTORY))
+
+## dashboard: the history as a static site, results/dashboard/index.html (OUT=...): per series RTF, phases and memory
+## against simulator version and commit date, the steps found, every value linked to its record
+dashboard: env
+	$(VENV)/bin/python -m snnbench.results.dashboard $(if $(HISTORY),--history $(HISTORY)) $(if $(OUT),--out $(OUT))
+
+## bench-history: the default experiment and NEST releases through the builds axis (config/experiments/nest-builds.yaml)
+## on this machine, each added to the history, then its table per version and the dashboard (~15 min on 2 cores)
+bench-history: env
+	$(SNAKEMAKE) $(ARGS)
+	$(SNAKEMAKE) --configfile config/experiments/nest-builds.yaml $(ARGS)
+	$(MAKE) history-add
+	$(VENV)/bin/python -m snnbench.results.history show $(if $(HISTORY),--history $(HISTORY))
+	$(MAKE) dashboard
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]
@@ -112,7 +136,7 @@ PYTEST_WORKERS ?= 2
 
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them and the crate checker's, and linked into this checkout)
-test: sources env hwloc lmod env-rocrate-validator
+test: sources env hwloc lmod chromium env-rocrate-validator
 	$(VENV)/bin/python -m snnbench.planning.environments
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
@@ -120,6 +144,14 @@ test: sources env hwloc lmod env-rocrate-validator
 ## stops it at once)
 sources:
 	$(SOURCES) fetch
+
+## chromium: Debian's Chromium and its driver for the dashboard's test in a headless browser (installed when run as
+## root; elsewhere that test is skipped)
+chromium:
+	@command -v chromedriver >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "chromium missing (Debian packages chromium chromium-driver): the dashboard's browser test is skipped"; fi; }
 
 ## lmod: Debian's Lmod for the tests of builds given as environment modules (installed when run as
 ## root; elsewhere those tests are skipped until Lmod is there)
