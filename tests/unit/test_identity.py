@@ -185,3 +185,20 @@ def test_a_familys_child_reports_what_it_ran_into_its_record(tmp_path, monkeypat
     # Skipped before any child: nothing ran, so the record claims no identity.
     skipped = family_child.run_point(**paths, time_limit_s=60, skip_reason=lambda s: "not here", **common)
     assert skipped["provenance"]["benchmark_hash"] is None and "not_known" in skipped["provenance"]["identity"]
+
+
+def test_code_run_from_a_copy_removed_before_the_end_is_named_not_read(tmp_path):
+    """INM-6's simulation runs from a temporary copy of its tree (with the config.py it needs), removed before
+    the rank reports: the module is named, its content is the environment's."""
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "config.py").write_text("base_path = '.'\n")
+    sys.path.insert(0, str(copy))
+    try:
+        import config  # noqa: PLC0415 (the copy's module, as INM-6's code imports it)
+
+        shutil.rmtree(copy)
+        assert identity.code_modules({"config": config}) == {"config.py": identity.REMOVED}
+    finally:
+        sys.path.remove(str(copy))
+        sys.modules.pop("config", None)

@@ -57,6 +57,9 @@ def inputs_read() -> dict[str, str]:
     return dict(_INPUTS)
 
 
+REMOVED = "removed before the process ended"
+
+
 def _installed_roots() -> tuple[str, ...]:
     """The interpreter's standard library and package folders (not its prefix: a checkout may lie below it)."""
     paths = sysconfig.get_paths()
@@ -99,7 +102,9 @@ def code_modules(modules: dict | None = None) -> dict[str, str]:
             continue
         if not _ours(name) and _installed(file, roots):
             continue
-        found[_relative(name, file)] = file_sha256(Path(file))
+        # A temporary copy its runner removed before the end (INM-6's tree, run from a copy beside the
+        # config.py it needs): its source is the environment's, which the environment's key covers.
+        found[_relative(name, file)] = file_sha256(Path(file)) if Path(file).is_file() else REMOVED
     return dict(sorted(found.items()))
 
 
