@@ -12,7 +12,9 @@ import shutil
 import subprocess
 import sys
 
+import jsonschema
 import pytest
+import yaml
 from conftest import REPO, validated
 from snnbench import environments, planning
 from snnbench.records import identity
@@ -198,7 +200,11 @@ def test_code_run_from_a_copy_removed_before_the_end_is_named_not_read(tmp_path)
         import config  # noqa: PLC0415 (the copy's module, as INM-6's code imports it)
 
         shutil.rmtree(copy)
-        assert identity.code_modules({"config": config}) == {"config.py": identity.REMOVED}
+        modules = identity.code_modules({"config": config})
+        assert modules == {"config.py": identity.REMOVED}
+        schema = yaml.safe_load((REPO / "workflow/schemas/record.schema.yaml").read_text())
+        provenance = schema["properties"]["provenance"]["properties"]
+        jsonschema.validate(modules, provenance["identity"]["properties"]["modules"])  # the record keeps it
     finally:
         sys.path.remove(str(copy))
         sys.modules.pop("config", None)
