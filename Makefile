@@ -22,7 +22,7 @@ endif
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data report archive crate regression compare-builds test lint format bench \
+.PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory report archive crate regression compare-builds test lint format bench \
 	history-add dashboard bench-history \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
@@ -61,6 +61,11 @@ run-data: env
 ## bench-data: run-data, then print per strategy and model the later-epoch time by part and the speed-up over naive
 bench-data: run-data
 	$(VENV)/bin/python -m snnbench.data.summary results/snn-data-cpu/points.csv
+
+## bench-training-memory: peak memory and step time against T per memory strategy and library (config/experiments/snn-training-memory.yaml), then the table against vanilla
+bench-training-memory: env
+	$(SNAKEMAKE) --configfile config/experiments/snn-training-memory.yaml $(ARGS)
+	$(VENV)/bin/python -m snnbench.training.memory_table results/snn-training-memory/points.csv
 
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env

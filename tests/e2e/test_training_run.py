@@ -147,7 +147,7 @@ def test_ci_experiment_records_every_library(ci_run):
     assert "Python 3.10" in points.loc["lava-dl", "failure_reason"]
     record = json.loads(
         (
-            workdir / "results/snn-training-ci/norse/cpu_float32_highest_unbind/n512_T100_B10/seed1/record.json"
+            workdir / "results/snn-training-ci/norse/cpu_float32_highest_unbind_vanilla/n512_T100_B10/seed1/record.json"
         ).read_text()
     )
     assert record["training"]["framework"]["version"] == "1.1.0" and record["training"]["framework"]["differences"]
@@ -161,7 +161,52 @@ def test_ci_experiment_records_every_library(ci_run):
         assert all(reason.startswith("no GPU") for reason in gpu_points["failure_reason"])
 
     everything = pd.read_csv(workdir / "results/points.csv")
-    assert set(everything["experiment"]) == {"snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"}
+    assert set(everything["experiment"]) == {
+        "snn-training-ci",
+        "snn-training-ci-loop",
+        "snn-training-ci-gpu",
+        "snn-training-ci-memory",
+    }
+
+
+def test_ci_points_carry_neurobench_metrics(ci_run):
+    workdir, _ = ci_run
+    points = pd.read_csv(workdir / "results/snn-training-ci/points.csv").set_index("framework")
+    for framework in CPU_FRAMEWORKS:
+        row = points.loc[framework]
+        assert float(row["nb_footprint_bytes"]) >= 512 * 512 * 4, framework  # the float32 weights at least
+        assert float(row["nb_connection_sparsity"]) == 0  # PyTorch's uniform init draws no exact zero
+        # the neuron's outputs are its spikes: sparsity is one minus the spike rate the gain was calibrated to
+        assert float(row["nb_activation_sparsity"]) == pytest.approx(1 - row["spike_rate"], abs=0.01), framework
+        # the input is real-valued, so NeuroBench counts MACs: every input to every neuron at every step
+        assert float(row["nb_synops_dense"]) == float(row["nb_synops_effective_macs"]) == 100 * 512 * 512
+        assert float(row["nb_synops_effective_acs"]) == 0
+    assert float(points.loc["snntorch", "nb_membrane_updates"]) == 100 * 512  # every neuron, every step
+    for framework in ("torch", "norse", "sinabs", "spikingjelly", "rockpool"):
+        assert points.loc[framework, "nb_membrane_updates"].startswith("not measurable: "), framework
+
+
+def test_memory_strategies_run_through_the_workflow(ci_run):
+    workdir, _ = ci_run
+    points = pd.read_csv(workdir / "results/snn-training-ci-memory/points.csv")
+    ran = points[points["status"] == "ok"].set_index(["framework", "strategy_id"])
+    expected = {("torch", s) for s in ("vanilla", "checkpoint-neuron", "checkpoint-time-c10")}
+    expected |= {("spikingjelly", s) for s in ("vanilla", "checkpoint-neuron", "checkpoint-time-c10", "library-c10")}
+    expected |= {("rockpool", "vanilla"), ("rockpool", "checkpoint-neuron")}
+    assert set(ran.index) == expected
+    assert ran["valid"].all() and ran["gradient_passed"].all()
+    assert ran["memory_source"].eq("torch.profiler profile_memory").all()
+    for (framework, strategy), row in ran.iterrows():
+        assert row["step_peak_mb"] >= row["kept_mb"] > 0, (framework, strategy)
+        if strategy != "vanilla":
+            assert row["gradient_max_rel_diff"] <= 1e-5
+            # Rockpool: recomputing its indexed loop in the backward pass holds more than storing it (docs/families.md).
+            if framework != "rockpool":
+                assert row["kept_mb"] < ran.loc[(framework, "vanilla"), "kept_mb"], (framework, strategy)
+            assert str(row["nb_footprint_bytes"]).startswith("not measured: computed on the vanilla point")
+    skipped = points[points["status"] == "skipped"].set_index(["framework", "strategy_id"])["failure_reason"]
+    assert "not offered" in skipped[("torch", "library-c10")]
+    assert "vmem[0].detach()" in skipped[("rockpool", "checkpoint-time-c10")]
 
 
 GRAPH_NODES = """
@@ -216,7 +261,7 @@ def test_both_time_loops_run_through_the_workflow(ci_run):
 
 def test_ci_figures_are_made(ci_run):
     workdir, _ = ci_run
-    for experiment in ("snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu"):
+    for experiment in ("snn-training-ci", "snn-training-ci-loop", "snn-training-ci-gpu", "snn-training-ci-memory"):
         for name in figures.FIGURES:
             for ext in ("png", "pdf"):
                 path = workdir / f"results/{experiment}/figures/{name}.{ext}"

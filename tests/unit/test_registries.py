@@ -80,7 +80,8 @@ def test_the_cpu_environments_come_from_the_registries():
     from snnbench.planning.environments import cpu_environments
 
     # The training frameworks that run on a CPU (lava-dl is documented as unavailable here).
-    cpu = {f.environment for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable}
+    # NeuroBench's metrics of each point run in their own environment.
+    cpu = {f.environment for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable} | {"neurobench"}
     assert set(cpu_environments(["snn-training"])) == cpu
     assert cpu_environments(["snn-data"]) == [families.get("snn-data").environment({})]
     # The network simulators that run without a GPU, their MPI environment too; brian2cuda needs a GPU.

@@ -21,6 +21,17 @@ from snnbench.training import equivalence, sanity
 from snnbench.training import execute as training_execute
 from snnbench.training import spec as training_spec
 
+# A record's provenance as the tests' records carry it (the parts the training rows read).
+PROVENANCE = {
+    "started_utc": "x",
+    "workflow": {"git_commit": None, "git_dirty": None},
+    "benchmark_hash": "h",
+    "python": {},
+    "packages": {},
+    "host": {"hostname": "h", "cpu_model": "c", "load_average_1_5_15": [1.0, 1.0, 1.0]},
+    "environment": {},
+}
+
 
 def training_experiment(**block) -> dict:
     exp = {
@@ -40,7 +51,7 @@ def test_training_experiment_defaults_and_points():
     points = planning.expand_points(cfg["experiments"][0])
     assert len(points) == 2 * 2 * 2  # frameworks x loops x n
     paths = {p["path"] for p in points}
-    assert "results/train/snntorch/cpu_float32_highest_index/n256_T100_B10/seed1" in paths
+    assert "results/train/snntorch/cpu_float32_highest_index_vanilla/n256_T100_B10/seed1" in paths
     assert len(paths) == len(points)
     assert all(p["timing"]["repetitions"] == 5 for p in points)
 
@@ -173,15 +184,7 @@ def test_training_record_schema_and_row(tmp_path):
         "point": spec,
         "status": "ok",
         "failure": None,
-        "provenance": {
-            "started_utc": "x",
-            "workflow": {"git_commit": None, "git_dirty": None},
-            "benchmark_hash": "h",
-            "python": {},
-            "packages": {},
-            "host": {"hostname": "h", "cpu_model": "c", "load_average_1_5_15": [1.0, 1.0, 1.0]},
-            "environment": {},
-        },
+        "provenance": copy.deepcopy(PROVENANCE),
         "wall_time_s": 3.0,
         "training": {
             "framework": {"name": "torch", "api": "a", "version": "2", "torch_version": "2", "time_loop": "unbind"},
@@ -258,3 +261,113 @@ def test_training_panels_say_when_nothing_ran():
     assert [ax.texts[0].get_text() for ax in fig.axes] == ["no cpu points", "no cuda points"]
     loop = figures.draw(["training_time_loop"], data)
     assert loop.axes[0].texts[0].get_text() == "no time_loop 'index' points in this experiment"
+
+
+def test_memory_strategies_expand_with_chunks_only_where_they_apply():
+    block = {"strategies": ["vanilla", "checkpoint-neuron", "checkpoint-time", "library"], "chunks": [10, 25]}
+    cfg = validated(training_experiment(frameworks=["spikingjelly"], **block))
+    points = planning.expand_points(cfg["experiments"][0])
+    ids = sorted(p["path"].split("/")[3].removeprefix("cpu_float32_highest_unbind_") for p in points)
+    assert ids == [
+        "checkpoint-neuron",
+        "checkpoint-time-c10",
+        "checkpoint-time-c25",
+        "library-c10",
+        "library-c25",
+        "vanilla",
+    ]
+    assert {p["timing"]["memory_repetitions"] for p in points} == {3}  # the schema's default
+    defaults = validated(training_experiment())["experiments"][0]["snn_training"]
+    assert defaults["strategies"] == ["vanilla"] and defaults["chunks"] == [25]
+    with pytest.raises(planning.ConfigRefused, match="'recompute' is not one of"):
+        validated(training_experiment(strategies=["recompute"]))
+
+
+def test_strategies_a_library_does_not_offer_are_skipped_with_why():
+    def strategy_point(framework, strategy):
+        cfg = validated(training_experiment(frameworks=[framework], strategies=[strategy], chunks=[10]))
+        return planning.expand_points(cfg["experiments"][0])[0]
+
+    assert training_spec.skip_reason(strategy_point("spikingjelly", "library")) is None
+    assert "not offered" in training_spec.skip_reason(strategy_point("snntorch", "library"))
+    assert "vmem[0].detach()" in training_spec.skip_reason(strategy_point("rockpool", "checkpoint-time"))
+    for framework in ("torch", "snntorch", "norse", "sinabs", "spikingjelly", "rockpool"):
+        assert training_spec.skip_reason(strategy_point(framework, "checkpoint-neuron")) is None
+
+
+def test_a_strategy_whose_gradients_differ_is_invalid():
+    from snnbench.training.rows import training_row
+
+    rec = memory_record("checkpoint-time", chunk=10, passed=False)
+    row = training_row(rec)
+    assert row["strategy_id"] == "checkpoint-time-c10" and row["sanity_passed"]
+    assert not row["valid"] and row["gradient_passed"] is False
+    assert row["step_peak_mb"] == 2.0 and row["kept_mb"] == 1.5 and row["memory_source"] == "profiler"
+    assert row["nb_membrane_updates"].startswith("not measurable")
+    assert training_row(memory_record("checkpoint-time", chunk=10, passed=True))["valid"]
+
+
+def memory_record(strategy: str, chunk=None, passed=True) -> dict:
+    spec = point()
+    spec["model"].update(strategy=strategy, chunk=chunk)
+    timing = {k: {q: 0.1 for q in ("median", "q1", "q3", "iqr", "min", "max")} for k in ("forward_s", "backward_s")}
+    timing["step_s"] = dict(timing["forward_s"])
+    timing["warmup"] = {"steps": 2, "settled": True, "first_step_s": 0.5, "compile_s": 0.3}
+    step = {"step_peak_mb": 2.0, "kept_mb": 1.5, "saved_tensors_mb": 1.6, "rest_mb": 0.5, "source": "profiler"}
+    check = {"passed": passed, "max_rel_diff": 0.0 if passed else 0.3, "rtol": 1e-5}
+    training = {
+        "framework": {"name": "torch", "version": "2", "torch_version": "2", "time_loop": "unbind"},
+        "device": {"type": "cpu", "name": "x86_64"},
+        "timing": timing,
+        "memory": {"peak_rss_mb": 300.0, "step": step},
+        "activity": {"spike_rate": 0.1, "target_rate": 0.1, "reference_rate": 0.1, "input_gain": 20.0},
+        "sanity": sanity.check({"forward": 0.1}, 100, 10, 512, 1e11),
+        "strategy": {"name": strategy, "chunk": chunk, "gradient_check": check},
+        "neurobench": {"columns": {"nb_membrane_updates": "not measurable: the reference has no mem"}},
+    }
+    rec = {"point": spec, "status": "ok", "failure": None, "provenance": copy.deepcopy(PROVENANCE), "wall_time_s": 3.0}
+    return {**rec, "training": training}
+
+
+def memory_points() -> pd.DataFrame:
+    """Two libraries, T = 100 / 1000: vanilla, and a strategy at 0.5x memory and half the speed."""
+    rows = []
+    for framework in ("torch", "spikingjelly"):
+        for steps in (100, 1000):
+            base = {"framework": framework, "device": "cpu", "n": 256, "T": steps, "batch": 10, "status": "ok"}
+            base.update(valid=True, seed=1, peak_rss_mb=400.0)
+            rows.append({**base, "strategy_id": "vanilla", "step_median_s": 0.01 * steps, "step_peak_mb": steps})
+            rows[-1]["kept_mb"] = 0.6 * steps
+            rows.append(
+                {**base, "strategy_id": "checkpoint-time-c25", "step_median_s": 0.02 * steps, "step_peak_mb": steps / 2}
+            )
+            rows[-1]["kept_mb"] = 0.2 * steps
+    invalid = {**rows[1], "valid": False, "step_peak_mb": 1.0, "seed": 2}
+    return pd.DataFrame([*rows, invalid]).assign(experiment="train")
+
+
+def test_memory_table_gives_ratios_against_vanilla_on_the_same_point():
+    from snnbench.training import memory_table
+
+    ratios = memory_table.ratios(memory_points())
+    chunked = ratios[ratios["strategy_id"] == "checkpoint-time-c25"]
+    assert chunked["memory_ratio"].tolist() == pytest.approx([0.5] * 4)  # the invalid point is left out
+    assert chunked["speedup"].tolist() == pytest.approx([0.5] * 4)
+    text = memory_table.table(memory_points())
+    assert "0.41x, speed-up 2.13x" in text and "0.58x" in text
+
+
+def test_memory_panels_draw_strategies_and_the_published_references(tmp_path):
+    from snnbench import figures
+
+    data = figures.Data(memory_points(), series="framework")
+    fig = figures.draw(families.get("snn-training").figures({})["training_memory_tradeoff"], data)
+    tradeoff = fig.axes[0]
+    offsets = np.concatenate([np.asarray(c.get_offsets()) for c in tradeoff.collections])
+    assert [2.13, 0.41] in offsets.tolist() and [0.5, 0.5] in offsets.tolist()
+    memory = figures.draw(families.get("snn-training").figures({})["training_memory_T"], data)
+    labels = [line.get_label() for line in memory.axes[0].get_lines()]
+    assert "torch n=256 checkpoint-time-c25" in labels and "spikingjelly n=256 vanilla" in labels
+    empty = figures.Data(memory_points().assign(status="failed", valid=False), series="framework")
+    fig = figures.draw(["training_peak_memory_T"], empty)
+    assert fig.axes[0].texts[0].get_text() == "no valid points with step memory"

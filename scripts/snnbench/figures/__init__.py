@@ -16,7 +16,18 @@ Every panel works for any series: the series of a panel are the values of `data.
 snn-training). Failed points and invalid ones are kept out of the curves and drawn as red crosses.
 """
 
-from snnbench.figures import activity, areas, comparison, data, performance, plasticity, race, same_network, training
+from snnbench.figures import (
+    activity,
+    areas,
+    comparison,
+    data,
+    performance,
+    plasticity,
+    race,
+    same_network,
+    training,
+    training_memory,
+)
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS
 from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
 from snnbench.figures.registry import (
@@ -78,5 +89,6 @@ __all__ = [
     "race",
     "style",
     "training",
+    "training_memory",
     "validation",
 ]

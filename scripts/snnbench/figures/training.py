@@ -45,6 +45,9 @@ def _label(points: pd.DataFrame, series: str = "framework") -> pd.Series:
     device = points["device"].astype(str)
     if device.nunique() > 1:
         label = label + " / " + device
+    strategy = points.get("strategy_id", pd.Series("vanilla", index=points.index)).fillna("vanilla").astype(str)
+    other = strategy != "vanilla"  # memory strategies: a series of their own
+    label[other] = label[other] + " [" + strategy[other] + "]"
     return label
 
 

@@ -37,7 +37,18 @@ def skip_reason(spec: dict) -> str | None:
     return reason
 
 
-RESULT_KEYS = ("framework", "device", "timing", "memory", "activity", "sanity", "trainable_parameters", "neuron")
+RESULT_KEYS = (
+    "framework",
+    "device",
+    "timing",
+    "memory",
+    "activity",
+    "sanity",
+    "trainable_parameters",
+    "neuron",
+    "strategy",
+    "neurobench",
+)
 
 
 def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None) -> dict:

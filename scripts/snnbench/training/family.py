@@ -1,7 +1,8 @@
 """The snn-training family: training-step speed of PyTorch SNN libraries (one Linear(n, n) + LIF
 layer written in snnbench.training.spec).
 
-One point per framework x device x dtype x matmul precision x time loop x n x T x batch x seed,
+One point per framework x device x dtype x matmul precision x time loop x memory strategy (x chunk
+length for the chunked ones) x n x T x batch x seed,
 run by snnbench.training.execute in the framework's environment. A point that cannot run here
 (a CUDA point without a GPU, a missing environment) is recorded as skipped or failed with the
 reason, so the workflow does not stop for it.
@@ -25,6 +26,8 @@ FIGURES: dict[str, list[str]] = {
     ],
     "training_spike_rate": ["training_spike_rate"],
     "training_memory": ["training_memory_cpu", "training_memory_cuda"],
+    "training_memory_T": ["training_peak_memory_T", "training_kept_memory_T"],
+    "training_memory_tradeoff": ["training_memory_tradeoff", "training_memory_ratio_T"],
     "training_time_loop": ["training_time_loop"],
     "training_published_2023": ["training_published_2023_forward", "training_published_2023_backward"],
 }
@@ -32,19 +35,22 @@ FIGURES: dict[str, list[str]] = {
 
 class Training(Family):
     name = "snn-training"
-    point_pattern = "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}/n{n}_T{T}_B{batch}/seed{seed}"
+    point_pattern = (
+        "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}_{strategy}/n{n}_T{T}_B{batch}/seed{seed}"
+    )
     point_regex = {
         "device": "[a-z0-9]+",
         "dtype": "[a-z0-9]+",
         "matmul_precision": "[a-z]+",
         "time_loop": "[a-z]+",
+        "strategy": "[a-z0-9-]+",
         "n": r"\d+",
         "T": r"\d+",
         "batch": r"\d+",
         "seed": r"\d+",
     }
     series = "framework"
-    sort_keys = ("experiment", "simulator", "device", "time_loop", "n", "T", "batch", "seed")
+    sort_keys = ("experiment", "simulator", "device", "time_loop", "strategy", "n", "T", "batch", "seed")
 
     def check(self, index: int, experiment: dict) -> list[str]:
         problems = []
@@ -64,12 +70,13 @@ class Training(Family):
             block["dtypes"],
             block["matmul_precisions"],
             block["time_loops"],
+            strategy_grid(block),
             block["n"],
             block["T"],
             block["batch"],
             experiment["seeds"],
         )
-        for framework, device, dtype, precision, time_loop, n, steps, batch, seed in grid:
+        for framework, device, dtype, precision, time_loop, (strategy, chunk), n, steps, batch, seed in grid:
             spec = {
                 "experiment": experiment["name"],
                 "model_name": self.name,
@@ -83,9 +90,12 @@ class Training(Family):
                     "dtype": dtype,
                     "matmul_precision": precision,
                     "time_loop": time_loop,
+                    "strategy": strategy,
+                    "chunk": chunk,
                 },
                 "timing": {
                     "repetitions": block["repetitions"][device],
+                    "memory_repetitions": block["memory_repetitions"],
                     "warmup_min_steps": block["warmup_min_steps"],
                     "warmup_max_steps": block["warmup_max_steps"],
                 },
@@ -96,13 +106,19 @@ class Training(Family):
         return points
 
     def point_fields(self, spec: dict) -> dict:
-        return {**spec["model"], "simulator": spec["simulator"], "device": spec["device"], "seed": spec["seed"]}
+        from snnbench.training.spec import strategy_id
+
+        model = spec["model"]
+        strategy = strategy_id(model.get("strategy", "vanilla"), model.get("chunk"))
+        fields = {"strategy": strategy, "simulator": spec["simulator"], "device": spec["device"], "seed": spec["seed"]}
+        return {**model, **fields}
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:
         block = experiment["snn_training"]
         return (
             f"{experiment.get('description', '')} {len(specs)} points: one training step of Linear(n, n) + LIF on "
             f"{', '.join(block['frameworks'])}; n {block['n']}, T {block['T']}, batch {block['batch']}; "
+            f"strategies {', '.join(block['strategies'])}; "
             f"seeds {', '.join(map(str, experiment['seeds']))}."
         ).strip()
 
@@ -115,7 +131,8 @@ class Training(Family):
         from snnbench.training.spec import FRAMEWORKS
 
         usable = [f for f in FRAMEWORKS.values() if not f.cuda_only and not f.unavailable]
-        return list(dict.fromkeys(f.environment for f in usable))
+        # NeuroBench's metrics of each point run in their own environment (envs/neurobench.yaml).
+        return [*dict.fromkeys(f.environment for f in usable), "neurobench"]
 
     def workflow_makes_environment(self, spec: dict) -> bool:
         # CUDA-only libraries build their kernels against a CUDA torch, by hand on a GPU machine (their
@@ -158,6 +175,17 @@ class Training(Family):
             "shape": f"{res['device']}, {res['threads']} threads",
             "model": f"n={model['n']} T={model['T']} B={model['batch']} {model['dtype']} {model['time_loop']}",
         }
+
+
+def strategy_grid(block: dict) -> list[tuple[str, int | None]]:
+    """(strategy, chunk) pairs: the chunked strategies once per chunk length, the others once."""
+    from snnbench.training.spec import CHUNKED
+
+    pairs = []
+    for strategy in block["strategies"]:
+        chunks = block["chunks"] if strategy in CHUNKED else [None]
+        pairs.extend((strategy, chunk) for chunk in chunks)
+    return pairs
 
 
 def estimate_mem_mb(spec: dict) -> int:

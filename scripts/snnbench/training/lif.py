@@ -54,8 +54,11 @@ class ReferenceLIF(nn.Module):
         self.time_loop = time_loop
 
     def forward(self, current: torch.Tensor) -> torch.Tensor:
+        return self.run(current)[0]
+
+    def run(self, current: torch.Tensor, u: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Spikes of the sequence and the membrane after its last step, starting from `u` (None: rest)."""
         steps = current.unbind(0) if self.time_loop == "unbind" else (current[t] for t in range(current.shape[0]))
-        u = None  # u[-1] = 0
         spikes = []
         for i_t in steps:
             v = (1 - self.beta) * i_t if u is None else self.beta * u + (1 - self.beta) * i_t
@@ -67,7 +70,7 @@ class ReferenceLIF(nn.Module):
             else:
                 raise ValueError(f"unknown reset {self.reset!r}")
             spikes.append(s)
-        return torch.stack(spikes)
+        return torch.stack(spikes), u
 
 
 class Gain(nn.Module):

@@ -43,15 +43,19 @@ class StepLoop(nn.Module):
         self.time_loop = time_loop
 
     def forward(self, current: torch.Tensor) -> torch.Tensor:
+        return self.run(current)[0]
+
+    def run(self, current: torch.Tensor, state=None) -> tuple[torch.Tensor, object]:
+        """Spikes of the sequence and the state after its last step, starting from `state` (None: rest)."""
         if self.time_loop == "unbind":
             steps = current.unbind(0)
         else:
             steps = (current[t] for t in range(current.shape[0]))
-        state, spikes = None, []
+        spikes = []
         for i_t in steps:
             s, state = self.cell(i_t, state)
             spikes.append(s)
-        return torch.stack(spikes)
+        return torch.stack(spikes), state
 
 
 class FromRest(nn.Module):

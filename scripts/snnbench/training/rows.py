@@ -4,6 +4,7 @@ forward, backward and step, warm-up, memory, spike rate and the FLOP sanity chec
 from __future__ import annotations
 
 from snnbench.records.columns import outcome_columns
+from snnbench.training.spec import strategy_id
 
 
 def training_row(rec: dict, benchmark: dict | None = None) -> dict:
@@ -24,6 +25,9 @@ def training_row(rec: dict, benchmark: dict | None = None) -> dict:
         "dtype": model["dtype"],
         "matmul_precision": model["matmul_precision"],
         "time_loop": model["time_loop"],
+        "strategy": model.get("strategy", "vanilla"),
+        "chunk": model.get("chunk"),
+        "strategy_id": strategy_id(model.get("strategy", "vanilla"), model.get("chunk")),
         "loop": framework.get("time_loop"),
         "n": model["n"],
         "T": model["T"],
@@ -41,8 +45,10 @@ def training_row(rec: dict, benchmark: dict | None = None) -> dict:
         return row
     row.update(measurement_columns(training))
     sanity = training["sanity"]
-    # Sanity before performance: a time below the FLOP bound is a measurement error, not a result.
-    row["valid"] = bool(sanity["passed"])
+    gradient = (training.get("strategy") or {}).get("gradient_check", {"passed": True})
+    # Sanity before performance: a time below the FLOP bound is a measurement error, not a result;
+    # a strategy whose gradients differ from vanilla's does not train the same network.
+    row["valid"] = bool(sanity["passed"]) and bool(gradient["passed"])
     return row
 
 
@@ -60,7 +66,14 @@ def measurement_columns(training: dict) -> dict:
         compile_s=warmup["compile_s"],
         device_name=training["device"]["name"],
     )
-    columns.update(training["memory"])
+    memory = dict(training["memory"])
+    step = memory.pop("step", None) or {}
+    columns.update(memory)
+    columns.update({k: step.get(k) for k in ("step_peak_mb", "kept_mb", "saved_tensors_mb", "rest_mb")})
+    columns["memory_source"] = step.get("source")
+    gradient = (training.get("strategy") or {}).get("gradient_check") or {}
+    columns.update(gradient_passed=gradient.get("passed"), gradient_max_rel_diff=gradient.get("max_rel_diff"))
+    columns.update((training.get("neurobench") or {}).get("columns") or {})
     columns.update({k: training["activity"][k] for k in ("spike_rate", "target_rate", "reference_rate", "input_gain")})
     sanity = training["sanity"]
     columns.update(

@@ -21,8 +21,9 @@ import torch
 
 from snnbench.machine.memory import process_mb
 from snnbench.records import identity
-from snnbench.training import lif, models, sanity, timing
-from snnbench.training.spec import FRAMEWORKS, NEURON
+from snnbench.training import gradients, lif, models, neurobench_metrics, sanity, strategies, timing
+from snnbench.training import memory as step_memory
+from snnbench.training.spec import FRAMEWORKS, NEURON, strategy_id
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -106,8 +107,10 @@ def run(spec: dict, outdir: Path) -> dict:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats(device)
     rss_before = process_mb("VmRSS")
+    strategy = strategy_facts(spec, layer, x)
+    forward = strategies.forward_of(layer, spec["simulator"], strategy["name"], strategy["chunk"])
     measured = timing.measure(
-        lambda: layer(x),
+        lambda: forward(x),
         lambda: layer.zero_grad(set_to_none=True),
         device,
         repetitions=spec["timing"]["repetitions"],
@@ -121,6 +124,9 @@ def run(spec: dict, outdir: Path) -> dict:
         peak, source = sanity.gpu_peak_flops(result["device"]["name"], model["dtype"], model["matmul_precision"])
     else:
         peak, source = sanity.cpu_peak_flops(threads)
+    repetitions = spec["timing"].get("memory_repetitions", 3)
+    zero_grad = lambda: layer.zero_grad(set_to_none=True)  # noqa: E731
+    memory["step"] = step_memory.measure(lambda: forward(x), zero_grad, device, repetitions)
     medians = {k: measured[f"{k}_s"]["median"] for k in ("forward", "backward", "step")}
     check = sanity.check(medians, model["T"], model["batch"], model["n"], peak)
     check["peak_source"] = source
@@ -131,8 +137,21 @@ def run(spec: dict, outdir: Path) -> dict:
         sanity=check,
         trainable_parameters=models.trainable(layer),
         neuron=NEURON,
+        strategy=strategy,
+        neurobench=neurobench_metrics.invoke(spec, activity["input_gain"], outdir),
     )
     return result
+
+
+def strategy_facts(spec: dict, layer, x) -> dict:
+    """The point's memory strategy, and its gradients checked against vanilla's on a small case."""
+    name, chunk = spec["model"].get("strategy", "vanilla"), spec["model"].get("chunk")
+    facts = {"name": name, "chunk": chunk, "id": strategy_id(name, chunk)}
+    if name == "vanilla":
+        facts["gradient_check"] = {"passed": True, "reference": "this is vanilla BPTT"}
+    else:
+        facts["gradient_check"] = gradients.check(layer, spec["simulator"], name, chunk, x)
+    return facts
 
 
 def main(argv: list[str]) -> None:

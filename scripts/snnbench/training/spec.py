@@ -159,6 +159,47 @@ FRAMEWORKS = {
     ),
 }
 
+# What the forward pass keeps for the backward pass (snnbench.training.strategies says what each does).
+STRATEGIES = ("vanilla", "checkpoint-layer", "checkpoint-neuron", "checkpoint-time", "library")
+CHUNKED = ("checkpoint-time", "library")  # strategies crossed with the chunk length (time steps per chunk)
+# The library's own memory-saving mode: None where it has one that runs on CPU, else why not.
+LIBRARY_MODES = {
+    "spikingjelly": None,  # activation_based.memopt (its multi-step cupy / triton neurons need CUDA)
+    "torch": "the plain-PyTorch reference has no mode of its own (its checkpointing is the checkpoint-* strategies)",
+    "snntorch": "snnTorch 1.0 has no memory-saving or fused training mode",
+    "norse": "Norse 1.1 has no memory-saving or fused training mode",
+    "sinabs": "sinabs' fused mode is sinabs-exodus (EXODUS CUDA kernels; the framework sinabs-exodus), CUDA only",
+    "rockpool": "Rockpool's fused mode is LIFExodus (the framework rockpool-exodus), CUDA only",
+}
+# Libraries whose membrane snnbench carries from one chunk of time steps to the next
+# (snnbench.training.strategies.STATE), and why the others' cannot be.
+CHUNK_STATE = ("torch", "snntorch", "norse", "spikingjelly", "sinabs")
+NO_CHUNK_STATE = {
+    "rockpool": (
+        "LIFNeuronTorch keeps only batch element 0 of its membrane after a call, detached "
+        "(self.vmem = vmem[0].detach()), so no gradient can flow from one chunk of time steps to the next"
+    ),
+}
+
+
+def strategy_id(strategy: str, chunk: int | None) -> str:
+    """The strategy as paths and tables name it: checkpoint-time-c25 for chunks of 25 time steps."""
+    return f"{strategy}-c{chunk}" if chunk else strategy
+
+
+def strategy_not_offered(framework: str, strategy: str) -> str | None:
+    """Why `framework` cannot train with `strategy` here (None: it can)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}")
+    if strategy == "library":
+        reason = LIBRARY_MODES.get(framework, f"{framework} has no memory-saving mode known to snnbench")
+        return f"not offered: {reason}" if reason else None
+    if strategy == "checkpoint-time" and framework not in CHUNK_STATE:
+        reason = NO_CHUNK_STATE.get(framework, f"snnbench does not carry {framework}'s membrane between chunks")
+        return f"not offered: {reason}"
+    return None
+
+
 TIME_LOOPS = ("unbind", "index")  # how our loops take x[t]: x.unbind(0), or indexing x[t]
 DEVICES = ("cpu", "cuda")
 DTYPES = ("float32", "float64", "bfloat16", "float16")
@@ -172,6 +213,9 @@ def skip_reason(spec: dict) -> str | None:
         return f"{spec['simulator']}: {fw.unavailable}"
     if fw.cuda_only and spec["device"] != "cuda":
         return f"no GPU kernels on CPU: {spec['simulator']} is CUDA-only ({fw.api})"
+    not_offered = strategy_not_offered(spec["simulator"], spec["model"].get("strategy", "vanilla"))
+    if not_offered:
+        return f"{spec['simulator']}, strategy {spec['model']['strategy']}: {not_offered}"
     if spec["model"]["time_loop"] == "index" and fw.time_loop == "library":
         return (
             f"{spec['simulator']} runs the loop over time steps itself; time_loop 'index' applies to frameworks "

@@ -1,0 +1,83 @@
+"""Memory strategies against vanilla BPTT: peak memory and step time per library, n and T, and their ratios.
+
+`python -m snnbench.training.memory_table POINTS_CSV [...]` (what `make bench-training-memory` prints):
+per library, width n and time steps T, the median over seeds of each point's median step time and median
+step peak memory (snnbench.training.memory), and per strategy the ratios against vanilla's on the same
+point: memory ratio = peak / vanilla's peak, speed-up = vanilla's step time / the strategy's. Beside them
+the published ratios (REFERENCES), measured on other networks and machines: references, not results.
+Only valid points count (ran, passed the FLOP check, gradients equal to vanilla's).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+
+# Published ratios against storing everything (memory ratio, speed-up): what the figures draw as references.
+REFERENCES = (
+    {
+        "source": "Liang et al., DATE 2022: recompute neuron state, fused kernel (CIFAR10, GPU, vs vanilla PyTorch)",
+        "label": "Liang et al. 2022",
+        "memory_ratio": 0.41,
+        "speedup": 2.13,
+    },
+    {
+        "source": "Liang et al., DATE 2022, with batch norm",
+        "label": "Liang et al. 2022, BN",
+        "memory_ratio": 0.33,
+        "speedup": 1.94,
+    },
+    {
+        "source": "SpikingJelly memopt tutorial: VGG on CIFAR10-DVS, RTX 4090, 1022 MB -> 589 MB at the same time",
+        "label": "SpikingJelly memopt",
+        "memory_ratio": round(589 / 1022, 2),
+        "speedup": 1.0,
+    },
+)
+KEYS = ["framework", "device", "n", "T", "batch"]
+
+
+def medians(points: pd.DataFrame) -> pd.DataFrame:
+    """Valid finished points: median over seeds of step time and step peak memory, per point and strategy."""
+    ok = points[(points["status"] == "ok") & points["valid"].astype(bool)].copy()
+    if ok.empty or "step_peak_mb" not in ok:
+        return pd.DataFrame(columns=[*KEYS, "strategy_id", "step_median_s", "step_peak_mb", "kept_mb"])
+    if "strategy_id" not in ok:
+        ok["strategy_id"] = "vanilla"
+    columns = ["step_median_s", "step_peak_mb", "kept_mb", "peak_rss_mb"]
+    return ok.groupby([*KEYS, "strategy_id"], as_index=False)[columns].median()
+
+
+def ratios(points: pd.DataFrame) -> pd.DataFrame:
+    """Each strategy's medians with vanilla's on the same point and the ratios against them."""
+    med = medians(points)
+    vanilla = med[med["strategy_id"] == "vanilla"][[*KEYS, "step_median_s", "step_peak_mb"]]
+    vanilla = vanilla.rename(columns={"step_median_s": "vanilla_step_s", "step_peak_mb": "vanilla_peak_mb"})
+    out = med.merge(vanilla, on=KEYS, how="left")
+    out["memory_ratio"] = out["step_peak_mb"] / out["vanilla_peak_mb"]
+    out["speedup"] = out["vanilla_step_s"] / out["step_median_s"]
+    return out.sort_values([*KEYS, "strategy_id"]).reset_index(drop=True)
+
+
+def table(points: pd.DataFrame) -> str:
+    """The ratios as text: one line per library, n, T and strategy, the references below."""
+    rows = ratios(points)
+    if rows.empty:
+        return "no valid points with step memory"
+    shown = rows[["framework", "n", "T", "strategy_id", "step_peak_mb", "step_median_s", "memory_ratio", "speedup"]]
+    lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")]
+    lines.append("")
+    lines.append("published ratios against storing everything (other networks and machines; references only):")
+    for ref in REFERENCES:
+        lines.append(f"  memory {ref['memory_ratio']:.2f}x, speed-up {ref['speedup']:.2f}x: {ref['source']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    points = pd.concat([pd.read_csv(path) for path in argv], ignore_index=True)
+    print(table(points))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
