@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+DAMAGED = ".damaged"  # the suffix a damaged file is set aside with (never deleted)
+
 
 class DamagedFile(ValueError):
     """A file of a point that cannot be read; the message names it and says what to do."""
@@ -58,7 +60,7 @@ def set_aside_damaged(paths, dry_run: bool, wrong_shape=None) -> list[tuple[str,
             if not wrong:
                 continue
             problem = f"is not what it should be ({wrong})"
-        kept = path.with_name(path.name + ".damaged")
+        kept = path.with_name(path.name + DAMAGED)
         if not dry_run:
             path.replace(kept)
         action = "would be set aside" if dry_run else f"set aside as {kept.name}"

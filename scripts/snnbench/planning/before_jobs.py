@@ -132,7 +132,7 @@ def needed_on_nodes(campaign) -> dict[str, str]:
             for folder in spec["build"].get("modulepath", []):
                 needed[f"the modulepath of build {spec['build']['name']}"] = os.path.realpath(folder)
             continue
-        environment = builds.linked_name(spec["build"]) if "build" in spec else campaign.point_environment(spec)
+        environment = campaign.linked_environment(spec)
         if environment:
             link = environments.linked(environment)
             needed[f"the environment .venv-{environment}"] = str(link)

@@ -16,10 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from snnbench.jsonfile import DamagedFile
+from snnbench.jsonfile import DAMAGED, DamagedFile
 from snnbench.records import identity
-
-DAMAGED = ".damaged"
 
 
 class DamagedInput(DamagedFile):
