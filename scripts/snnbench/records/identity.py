@@ -41,6 +41,8 @@ OUTSIDE = (
     "snnbench.schemas",
     "snnbench.tables",
 )
+# A module whose file was removed before the process ended (a temporary copy): named, not read.
+REMOVED = "removed before the process ended"
 NOT_REPORTED = "not known: no process of the point reported what it ran (none started, or none reached its end)"
 # Where installed packages live: their code is covered by the environment's key and the simulator's
 # version, not by digests of its files.
@@ -55,9 +57,6 @@ def note_input(path: str, sha256: str) -> None:
 def inputs_read() -> dict[str, str]:
     """Every input file this process read (path -> SHA-256), in the order first read."""
     return dict(_INPUTS)
-
-
-REMOVED = "removed before the process ended"
 
 
 def _installed_roots() -> tuple[str, ...]:
