@@ -107,7 +107,8 @@ def install_genn_4() -> None:
 
 def install() -> None:
     install_libffi()
-    environments = sorted(p.stem for p in BUNDLE.glob("*.txt") if not p.stem.endswith(".no-deps"))
+    # gpu-bundle/<env>.txt lists an environment's pins (prepare_gpu); other .txt files there are no environment.
+    environments = sorted(p.stem for p in BUNDLE.glob("*.txt") if (REPO / "envs" / f"{p.stem}.yaml").is_file())
     for env in environments:
         install_packages(env)
     if "pygenn" in environments:
