@@ -89,24 +89,30 @@ crate: env env-rocrate-validator
 
 ## regression: per-point ratios results/points.csv / BASELINE (time per phase, RTF, memory), each point against the
 ## references of its own machine (BASELINE a.csv,b.csv: tables of several machines; TOLERANCES: YAML per machine and metric);
-## or HISTORY=default|DIR: each point against its series in the results history (this machine's last LAST runs, default 5;
-## or SINCE=/UNTIL= dates, or VERSION=a simulator version). Exit code non-zero for a slowdown (docs/results.md)
+## or HISTORY=default|DIR: each point against its series in the results history (default: the config's history.folder,
+## CONFIG= files on top of config/config.yaml; this machine's last LAST runs, default 5; or SINCE=/UNTIL= dates, or
+## VERSION=a simulator version). Exit code non-zero for a slowdown (docs/results.md)
 regression: env
-	@test -n "$(BASELINE)$(HISTORY)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] | HISTORY=default|DIR [LAST=N | SINCE=date UNTIL=date | VERSION=v] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
+	@test -n "$(BASELINE)$(HISTORY)" || { echo "usage: make regression BASELINE=path/to/points.csv[,more.csv] | HISTORY=default|DIR [CONFIG=file.yaml] [LAST=N | SINCE=date UNTIL=date | VERSION=v] [CURRENT=results/points.csv] [TOLERANCE=0.1] [TOLERANCES=tolerances.yaml]"; exit 2; }
 	$(VENV)/bin/python -m snnbench.results.$(if $(HISTORY),gate --history $(HISTORY),regression $(BASELINE)) \
 	  $(or $(CURRENT),results/points.csv) $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(TOLERANCES),--tolerances $(TOLERANCES)) \
-	  $(if $(LAST),--last $(LAST)) $(if $(SINCE),--since $(SINCE)) $(if $(UNTIL),--until $(UNTIL)) $(if $(VERSION),--version $(VERSION))
+	  $(if $(LAST),--last $(LAST)) $(if $(SINCE),--since $(SINCE)) $(if $(UNTIL),--until $(UNTIL)) $(if $(VERSION),--version $(VERSION)) \
+	  $(if $(HISTORY),$(if $(CONFIG),--configfile $(CONFIG)))
+
+# The results history's folder: HISTORY=DIR, else the config's history.folder (config/config.yaml, CONFIG= files on
+# top), else $$SNNBENCH_HISTORY, else ~/.local/share/snnbench/history.
+HISTORY_PLACE = $(if $(HISTORY),--history $(HISTORY)) $(if $(CONFIG),--configfile $(CONFIG))
 
 ## history-add: add every finished point of results/ (or FROM=: results folders, an experiment's points.csv, archives of
-## make archive) to the results history ($$SNNBENCH_HISTORY, else ~/.local/share/snnbench/history; HISTORY=DIR names
-## another); a record already there is not added again (docs/results.md, "A history of results")
+## make archive) to the results history (HISTORY=DIR, else the config's history.folder, else $$SNNBENCH_HISTORY, else
+## ~/.local/share/snnbench/history); a record already there is not added again (docs/results.md, "A history of results")
 history-add: env
-	$(VENV)/bin/python -m snnbench.results.history add $(or $(FROM),results) $(if $(HISTORY),--history $(HISTORY))
+	$(VENV)/bin/python -m snnbench.results.history add $(or $(FROM),results) $(HISTORY_PLACE)
 
 ## dashboard: the history as a static site, results/dashboard/index.html (OUT=...): per series RTF, phases and memory
 ## against simulator version and commit date, the steps found, every value linked to its record
 dashboard: env
-	$(VENV)/bin/python -m snnbench.results.dashboard $(if $(HISTORY),--history $(HISTORY)) $(if $(OUT),--out $(OUT))
+	$(VENV)/bin/python -m snnbench.results.dashboard $(if $(OUT),--out $(OUT)) $(HISTORY_PLACE)
 
 ## bench-history: the default experiment and NEST releases through the builds axis (config/experiments/nest-builds.yaml)
 ## on this machine, each added to the history, then its table per version and the dashboard (~15 min on 2 cores)
@@ -114,7 +120,7 @@ bench-history: env
 	$(SNAKEMAKE) $(ARGS)
 	$(SNAKEMAKE) --configfile config/experiments/nest-builds.yaml $(ARGS)
 	$(MAKE) history-add
-	$(VENV)/bin/python -m snnbench.results.history show $(if $(HISTORY),--history $(HISTORY))
+	$(VENV)/bin/python -m snnbench.results.history show $(HISTORY_PLACE)
 	$(MAKE) dashboard
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.

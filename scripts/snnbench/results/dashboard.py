@@ -1,7 +1,7 @@
 """A static dashboard of the history: one page per series (a benchmark on a machine), no server.
 
-    python -m snnbench.results.dashboard [--history DIR] [--out results/dashboard]
-    make dashboard [HISTORY=DIR] [OUT=results/dashboard]
+    python -m snnbench.results.dashboard [--history DIR] [--configfile FILE] [--out results/dashboard]
+    make dashboard [HISTORY=DIR] [CONFIG=FILE] [OUT=results/dashboard]
 
 The site (open index.html in a browser, or copy the folder anywhere):
 
@@ -27,6 +27,7 @@ import plotly.offline
 from plotly.subplots import make_subplots
 
 from snnbench.network.simulators.base import PHASES
+from snnbench.planning.campaign import ConfigRefused
 from snnbench.results import dashboard_pages, history, steps
 
 PLOTTED = {
@@ -167,10 +168,14 @@ def build(root: Path, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snnbench.results.dashboard", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--history", help="the history folder (default $SNNBENCH_HISTORY or the per-user one)")
+    history.place_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("results/dashboard"), help="the site's folder (replaced)")
     args = parser.parse_args(argv)
-    root = history.root_of(args.history)
+    try:
+        root = history.root_of(args.history, args.configfile)
+    except ConfigRefused as refused:
+        print(refused, file=sys.stderr)
+        return 2
     made = build(root, args.out)
     print(
         f"{args.out}/index.html: {made['series']} series, {made['points']} points, {made['steps']} steps found; "

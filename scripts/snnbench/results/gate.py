@@ -1,8 +1,9 @@
 """A regression gate: the current run against this machine's recent history, exit code 1 for a slowdown.
 
     python -m snnbench.results.gate [CURRENT.csv] [--history DIR] [--last N | --since DATE --until DATE | --version V]
-        [--tolerance 0.1] [--tolerances FILE] [--metrics time_simulate_s ...]
+        [--tolerance 0.1] [--tolerances FILE] [--metrics time_simulate_s ...] [--configfile FILE ...]
     make regression HISTORY=default|DIR [CURRENT=results/points.csv] [LAST=N] [SINCE=...] [UNTIL=...] [VERSION=...]
+        [CONFIG=FILE]
 
 Each current point is compared with the points of its series (the same benchmark on the same machine,
 snnbench.results.history.SERIES_KEYS) in the history, its own records left out (a run already added is not its
@@ -10,7 +11,7 @@ own reference). The reference is chosen along the series: the last N runs (defau
 range, or those of one simulator version. The comparison is the regression view's (snnbench.results.regression):
 medians over seeds, a slowdown is a ratio beyond the tolerance with every current seed slower than every
 reference seed; tolerances per machine and metric as there. Exit codes: 0 no slowdown, 1 a slowdown, 2 no
-history or a bad argument.
+history, a bad argument or a refused config.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from snnbench.planning.campaign import ConfigRefused
 from snnbench.results import history, regression
 from snnbench.schemas import schema_default
 from snnbench.tables.frames import read_points, write_table
@@ -81,7 +83,7 @@ def check(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snnbench.results.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("current", nargs="?", default="results/points.csv", help="the current run's points.csv")
-    parser.add_argument("--history", help="the history folder ('default': $SNNBENCH_HISTORY or the per-user one)")
+    history.place_arguments(parser)
     parser.add_argument("--last", type=int, help=f"compare with each series' last N runs (default {DEFAULT_LAST})")
     parser.add_argument("--since", help="compare with the points since this date (ISO, e.g. 2026-11-01)")
     parser.add_argument("--until", help="... and up to this date")
@@ -92,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", nargs="+", choices=regression.METRICS, help="gate on these metrics only")
     parser.add_argument("--out", help="also write the ratios as CSV")
     args = parser.parse_args(argv)
-    root = history.root_of(args.history)
+    try:
+        root = history.root_of(args.history, args.configfile)
+    except ConfigRefused as refused:
+        print(refused, file=sys.stderr)
+        return 2
     past = history.read(root)
     if past.empty:
         print(f"no history in {root}: add runs first (make history-add)", file=sys.stderr)

@@ -4,9 +4,13 @@
     python -m snnbench.results.history show [--history DIR]
     make history-add [FROM=results]
 
-Where it lives: $SNNBENCH_HISTORY, else ${XDG_DATA_HOME:-~/.local/share}/snnbench/history (per user, beside the
-environment cache); a shared folder or a git repository a group keeps is named by the variable. Plain files, one
-Parquet table per machine and run plus each point's record, gzip-compressed and named by its content digest:
+Where it lives (root_of): the folder the command line names (--history DIR, make's HISTORY=DIR), else the config's
+`history: {folder: ...}` (config/config.yaml, then the --configfile files, the last that sets it), else
+$SNNBENCH_HISTORY, else ${XDG_DATA_HOME:-~/.local/share}/snnbench/history (per user, beside the environment cache); a
+shared folder or a git repository a group keeps is named by the config key or the variable. A config whose `history`
+block is wrong is refused before anything is read or added, naming the file, the key and what is allowed. Plain
+files, one Parquet table per machine and run plus each point's record, gzip-compressed and named by its content
+digest:
 
     <history>/<machine>/<commit>-<digest of the run's records>.parquet
     <history>/<machine>/records/<record digest>.json.gz
@@ -34,9 +38,13 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
+from snnbench import paths
 from snnbench.network.simulators.base import PHASES
+from snnbench.planning.campaign import ConfigRefused, unreadable
 from snnbench.results import archive
+from snnbench.schemas import CONFIG_SCHEMA, config_problems, load_schema
 from snnbench.tables.frames import read_points
 
 HISTORY_VARIABLE = "SNNBENCH_HISTORY"
@@ -88,16 +96,54 @@ COLUMNS = [*OWN, *SERIES_KEYS, *ALONG, *METRICS]
 
 
 def default_root() -> Path:
-    """$SNNBENCH_HISTORY, else the per-user data folder."""
+    """$SNNBENCH_HISTORY, else the per-user data folder (where no config names one)."""
     if os.environ.get(HISTORY_VARIABLE):
         return Path(os.environ[HISTORY_VARIABLE]).expanduser()
     data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return data / "snnbench" / "history"
 
 
-def root_of(named: str | Path | None) -> Path:
-    """The history folder a command line names: a folder, or none / 'default' for default_root()."""
-    return default_root() if named in (None, "", "default") else Path(named).expanduser()
+def root_of(named: str | Path | None, config_files=()) -> Path:
+    """The history folder: the one a command line names, else (none or 'default') the config's
+    `history.folder`, else default_root(). The config files (config/config.yaml where the working
+    directory has one, then those named) are checked first: raises ConfigRefused."""
+    configured = configured_folder(config_files)
+    if named not in (None, "", "default"):
+        return Path(named).expanduser()
+    return Path(configured).expanduser() if configured else default_root()
+
+
+def configured_folder(config_files=()) -> str:
+    """The `history.folder` of the config files ('' where none sets it; a later file overrides), each
+    file's `history` block checked against the config schema. Raises ConfigRefused naming the file."""
+    files = [paths.CONFIG] if Path(paths.CONFIG).is_file() else []
+    folder = ""
+    for path in [*files, *map(str, config_files)]:
+        if not Path(path).is_file():
+            raise ConfigRefused([path], [f"{path}: no such config file"])
+        problems = unreadable(path)
+        block = {} if problems else (yaml.safe_load(Path(path).read_text()) or {}).get("history", {})
+        problems = problems or config_problems({"history": block}, _history_schema())
+        if problems:
+            raise ConfigRefused([path], problems)
+        folder = block.get("folder") or folder
+    return folder
+
+
+def _history_schema() -> dict:
+    schema = load_schema(CONFIG_SCHEMA)
+    return {"type": "object", "properties": {"history": schema["properties"]["history"]}}
+
+
+def place_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command line's --history and --configfile (what make passes as HISTORY= and CONFIG=)."""
+    parser.add_argument(
+        "--history",
+        help=f"the history folder (default: the config's history.folder, else ${HISTORY_VARIABLE}, else per user)",
+    )
+    parser.add_argument(
+        "--configfile", nargs="+", default=[], help="config files on top of config/config.yaml (history.folder)"
+    )
 
 
 def normalised(points: pd.DataFrame) -> pd.DataFrame:
@@ -294,9 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "sources", nargs="*", type=Path, help="results folders, experiments' points.csv or archives (default results)"
     )
-    parser.add_argument("--history", help=f"the history folder (default ${HISTORY_VARIABLE} or per user)")
+    place_arguments(parser)
     args = parser.parse_args(argv)
-    root = root_of(args.history)
+    try:
+        root = root_of(args.history, args.configfile)
+    except ConfigRefused as refused:
+        print(refused, file=sys.stderr)
+        return 2
     if args.action == "add":
         for source in args.sources or [Path("results")]:
             written = add(source, root)
