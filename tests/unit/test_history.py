@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import BOUNDS
 from snnbench.dev import synthetic
-from snnbench.results import archive, gate, history
+from snnbench.results import archive, dashboard, dashboard_pages, gate, history
 from snnbench.tables import collect
 from snnbench.tables.frames import write_table
 from test_figures import TOLERANCE
@@ -110,3 +110,36 @@ def test_the_gate_leaves_out_the_current_records_and_chooses_its_reference(gated
 def test_the_gate_without_a_history_says_so(tmp_path, capsys):
     assert gate.main([str(tmp_path / "points.csv"), "--history", str(tmp_path / "none")]) == 2
     assert "no history" in capsys.readouterr().err
+
+
+def with_hardware(paths: dict, cpus: int, kernel: str) -> None:
+    """Each record of a run gets its node's hardware record (as a real run leaves hardware/<host>.json beside it)."""
+    for path in paths["records"]:
+        rec = json.loads(path.read_text())
+        rec["hardware"] = ["hardware/node1.json"]
+        path.write_text(json.dumps(rec))
+        facts = {"logical_cpus": cpus, "topology": f"Machine (24GB total)\n  Package L#0 {cpus} PU", "kernel": kernel}
+        (path.parent / "hardware").mkdir(exist_ok=True)
+        (path.parent / "hardware" / "node1.json").write_text(json.dumps({**facts, "memory": {"total_mb": 24000}}))
+
+
+def test_the_hardware_record_is_a_column_along_the_series_and_its_changes_are_shown(tmp_path):
+    store = tmp_path / "store"
+    runs = [("a", 2, "6.1", "2026-01-01"), ("b", 2, "6.12", "2026-02-01"), ("c", 4, "6.12", "2026-03-01")]
+    for seed, (commit, cpus, kernel, started) in enumerate(runs, start=1):
+        with_hardware(write_run(tmp_path / commit, seed=seed, commit=commit * 40, started=started), cpus, kernel)
+        history.add(tmp_path / commit, store)
+    past = history.read(store)
+    assert "hardware" not in history.SERIES_KEYS and "hardware" in history.ALONG
+    assert len(past) == 18 and past["series"].nunique() == 2  # 2 shapes: neither a kernel nor the CPUs start one
+    by_run = past.groupby("git_commit")["hardware"].agg(set)
+    assert by_run[["a" * 40, "b" * 40]].map(len).eq(1).all() and by_run["a" * 40] == by_run["b" * 40]  # a kernel
+    assert by_run["c" * 40] != by_run["a" * 40]  # twice the CPUs: another hardware, the same series
+    assert len(list(store.glob("*/hardware/*.json.gz"))) == 2
+    for _, points in past.groupby("series"):
+        changes = dashboard_pages.hardware_changes(points)
+        assert list(changes["commit"]) == ["c" * 40] and changes["date"].iloc[0].startswith("2026-03-01")
+        assert list(changes["before"]) == list(by_run["a" * 40]) and list(changes["after"]) == list(by_run["c" * 40])
+        page = dashboard.series_page(points, pd.DataFrame(columns=["metric", "axis"]))
+        assert "<h2>Hardware changes</h2>" in page and page.count("<tr class='hw'>") == 1
+        assert "hardware changed" in page  # the dotted line's label on the commit date plots

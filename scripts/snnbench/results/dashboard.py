@@ -7,7 +7,8 @@ The site (open index.html in a browser, or copy the folder anywhere):
 
     index.html             every series, filtered by machine, model, simulator and version; the steps found
     series/<series>.html   RTF, each phase's time and the memory against simulator version and against snnbench
-                           commit date, every seed a point, the median per position a line, the steps found marked
+                           commit date, every seed a point, the median per position a line, the steps found marked,
+                           and where the hardware record changed along the series (dotted, and a table)
     records/<digest>.json  each point's record, as kept by the history: every value links to its record
     plotly.min.js          Plotly's JavaScript as the plotly package bundles it, once for every page (no CDN)
 """
@@ -93,6 +94,7 @@ def metric_figure(points: pd.DataFrame, metric: str, found: pd.DataFrame) -> go.
             go.Scatter(x=line["date"], y=line["y"], mode="lines+markers", name=name, hoverinfo="skip"), row=1, col=2
         )
     _mark_steps(figure, found, order, by_date)
+    _mark_hardware(figure, dashboard_pages.hardware_changes(points))
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=order, row=1, col=1)
     figure.update_layout(  # no template: Plotly's own would be written into every plot of every page
         title=PLOTTED[metric],
@@ -120,6 +122,18 @@ def _mark_steps(figure: go.Figure, found: pd.DataFrame, order: list[str], by_dat
         figure.add_vline(x=x, line_dash="dash", line_color="#d62728", row=1, col=col)
         figure.add_annotation(
             x=x, y=1, yref="y domain", text=label, showarrow=False, font={"color": "#d62728"}, row=1, col=col
+        )
+
+
+def _mark_hardware(figure: go.Figure, changes: pd.DataFrame) -> None:
+    """A dotted grey line at the date the hardware record changed (on the commit date plot)."""
+    for change in changes.itertuples():
+        x = pd.to_datetime(change.date, utc=True, errors="coerce")
+        if pd.isna(x):
+            continue
+        figure.add_vline(x=x, line_dash="dot", line_color="#7f7f7f", row=1, col=2)
+        figure.add_annotation(
+            x=x, y=0, yref="y domain", text="hardware changed", showarrow=False, font={"color": "#7f7f7f"}, row=1, col=2
         )
 
 

@@ -12,7 +12,7 @@ from snnbench.results import steps
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1400px}table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}td.t{text-align:left}
-.step{color:#d62728}label{margin-right:1em}"""
+.step{color:#d62728}.hw{color:#7f7f7f}label{margin-right:1em}"""
 # The index's filters: each series row's data-<name> attribute and a select of the same name.
 FILTERS = {"machine": "machine", "model": "model_name", "simulator": "simulator"}
 FILTER_SCRIPT = """
@@ -73,11 +73,12 @@ def steps_text(found: pd.DataFrame, titles: dict[str, str]) -> str:
 def points_table(points: pd.DataFrame, metrics: list[str]) -> str:
     """Every point of a series, each value a link to its record."""
     shown = [m for m in metrics if points[m].notna().any()]
-    head = "".join(f"<th>{h}</th>" for h in ["date", "version", "build", "commit", "seed", "valid", *shown])
+    head = "".join(f"<th>{h}</th>" for h in ["date", "version", "build", "commit", "seed", "hardware", "valid", *shown])
     rows = []
     for point in points.sort_values(["started_utc", "seed"]).itertuples():
         link = f"../records/{point.record_sha}.json"
         cells = [point.started_utc, point.simulator_version, point.build, point.git_commit[:10], point.seed]
+        cells.append(point.hardware[:8] if isinstance(point.hardware, str) else "")
         cells = [f"<td class='t'><a href='{link}'>{html.escape(str(c))}</a></td>" for c in cells]
         cells.append(f"<td>{'yes' if point.valid else 'no'}</td>")
         values = [getattr(point, m) for m in shown]
@@ -86,9 +87,41 @@ def points_table(points: pd.DataFrame, metrics: list[str]) -> str:
     return f"<table class='points'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+def hardware_changes(points: pd.DataFrame) -> pd.DataFrame:
+    """Where the hardware record changed along a series (it is a column, not part of the series' key): each run,
+    ordered by date, whose hardware (the digests of its points' nodes) differs from the run before it that had one;
+    with the run's first date, version and commit, and the hardware before and after."""
+    columns = ["date", "version", "commit", "before", "after"]
+    known = points[points["hardware"].fillna("") != ""].sort_values(["started_utc", "seed"], kind="stable")
+    changes, previous = [], None
+    for _, run in known.groupby("run", sort=False):  # runs in the order of their first point
+        hardware = "+".join(sorted(set(run["hardware"])))
+        if previous is not None and hardware != previous:
+            first = run.iloc[0]
+            changes.append([first["started_utc"], first["simulator_version"], first["git_commit"], previous, hardware])
+        previous = hardware
+    return pd.DataFrame(changes, columns=columns)
+
+
+def hardware_table(changes: pd.DataFrame, points: pd.DataFrame) -> str:
+    kinds = points["hardware"].fillna("").replace("", pd.NA).dropna().nunique()
+    if changes.empty:
+        return f"<p>The hardware record did not change along this series ({kinds} hardware digest(s)).</p>"
+    head = "<tr><th>from</th><th>version</th><th>commit</th><th>hardware before</th><th>after</th></tr>"
+    rows = "".join(
+        f"<tr class='hw'><td class='t'>{html.escape(c.date)}</td><td class='t'>{html.escape(c.version)}</td>"
+        f"<td class='t'>{html.escape(c.commit[:10])}</td><td class='t'>{html.escape(c.before)}</td>"
+        f"<td class='t'>{html.escape(c.after)}</td></tr>"
+        for c in changes.itertuples()
+    )
+    about = "<p>Each node's CPUs, topology and total memory, from the points' hardware records (dotted on the plots)."
+    return f"{about}</p><table id='hardware'><thead>{head}</thead><tbody>{rows}</tbody></table>"
+
+
 def series_page(title: str, plots: list[str], found: pd.DataFrame, points: pd.DataFrame, metrics: list[str]) -> str:
     body = f"<p><a href='../index.html'>all series</a></p><h1>{html.escape(title)}</h1>"
     body += "<h2>Steps found</h2>" + steps_table(found)
+    body += "<h2>Hardware changes</h2>" + hardware_table(hardware_changes(points), points)
     body += "<h2>Plots</h2><p>Each dot is one seed; click one to open its record.</p>"
     body += "".join(f"<div class='plot'>{plot}</div>" for plot in plots)
     body += "<h2>Points</h2>" + points_table(points, metrics)
@@ -109,18 +142,20 @@ def index_page(past: pd.DataFrame, found: pd.DataFrame, titles: dict[str, str], 
         known = sorted(set(points["simulator_version"]) - {""}, key=steps.version_order)
         versions.update(known)
         count = int((found["series"] == series).sum())
+        changed = len(hardware_changes(points))
         rtf = points.loc[points["valid"], "real_time_factor"].median()
         attributes = {name: first[column] for name, column in FILTERS.items()} | {"versions": " ".join(known)}
         data = " ".join(f"data-{name}='{html.escape(value)}'" for name, value in attributes.items())
         rows.append(
             f"<tr {data}><td class='t'><a href='series/{series}.html'>{html.escape(titles[series])}</a></td>"
             f"<td class='t'>{html.escape(', '.join(known))}</td><td>{points['git_commit'].nunique()}</td>"
-            f"<td>{len(points)}</td><td>{rtf:.3g}</td><td class='{'step' if count else ''}'>{count}</td></tr>"
+            f"<td>{len(points)}</td><td>{rtf:.3g}</td><td class='{'step' if count else ''}'>{count}</td>"
+            f"<td>{changed}</td></tr>"
         )
     filters = "".join(_options(name, past[column]) for name, column in FILTERS.items())
     filters += _options("versions", versions)
     head = "<tr><th>series</th><th>simulator versions</th><th>commits</th><th>points</th><th>median RTF</th>"
-    head += "<th>steps</th></tr>"
+    head += "<th>steps</th><th>hardware changes</th></tr>"
     body = f"<h1>snnbench history</h1><p>{len(past)} points of {len(titles)} series from {html.escape(root)}.</p>"
     body += f"<p>{filters}</p><table id='series'><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
     body += "<h2>Steps found</h2>" + steps_table(found, titles) + f"<script>{FILTER_SCRIPT}</script>"
