@@ -54,10 +54,14 @@ def test_cache_root_default_and_override(monkeypatch, tmp_path):
     assert environments.cache_root() == tmp_path / "mine"
 
 
+# A NEST tree's pyproject.toml from 3.10 on: a wheel built by scikit-build-core.
+PYPROJECT = "[build-system]\nbuild-backend = 'scikit_build_core.build'\n[project]\nname = 'nest-simulator'\n"
+
+
 def git_tree(path):
     path.mkdir()
     (path / "CMakeLists.txt").write_text("project(nest)\n")
-    (path / "pyproject.toml").write_text("[project]\nname = 'nest-simulator'\n")
+    (path / "pyproject.toml").write_text(PYPROJECT)
     for command in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
         subprocess.run(["git", "-C", str(path), *command], check=True)
     return path
@@ -100,6 +104,16 @@ def test_a_source_build_is_keyed_by_its_commit_and_changes_not_its_path(tmp_path
 def test_bad_builds_are_refused_naming_the_key(build_set, key, allowed):
     found = config_problems(experiment(builds=build_set))
     assert found and key in found[0] and allowed in found[0], found
+
+
+def test_a_source_tree_without_a_pip_build_is_refused(tmp_path):
+    """NEST 3.8's and 3.9's trees: a pyproject.toml with tool settings only, CMake alone installs them."""
+    tree = git_tree(tmp_path / "nest-3.8")
+    (tree / "pyproject.toml").write_text("[tool.black]\nline-length = 120\n")
+    found = config_problems(experiment(builds={"v3.8": {"source": str(tree)}}))
+    assert "builds.v3.8.source" in found[0] and "has no pip build" in found[0], found
+    (tree / "pyproject.toml").write_text(PYPROJECT)
+    assert config_problems(experiment(builds={"v3.10": {"source": str(tree)}})) == []
 
 
 def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds():

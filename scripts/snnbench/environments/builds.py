@@ -24,6 +24,7 @@ import os
 import platform
 import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 from snnbench import environments
@@ -208,7 +209,22 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
         return [
             f"{key}.source: {build['source']} is not a {package} source tree (no CMakeLists.txt and pyproject.toml)"
         ]
+    if not _pip_buildable(tree / "pyproject.toml"):
+        return [
+            f"{key}.source: {build['source']} has no pip build: its pyproject.toml names no scikit-build-core "
+            f"build-backend (NEST trees before 3.10 install with CMake alone; a build makes a wheel with pip)"
+        ]
     return []
+
+
+def _pip_buildable(pyproject: Path) -> bool:
+    """Whether a tree's pyproject.toml builds a wheel with scikit-build-core (NEST 3.10 on: the recipe of
+    maker._build_source); without [build-system], pip falls back to setuptools, which finds no package."""
+    try:
+        declared = tomllib.loads(pyproject.read_text(errors="replace")).get("build-system", {})
+    except tomllib.TOMLDecodeError:
+        return False
+    return str(declared.get("build-backend", "")).startswith("scikit_build_core")
 
 
 def _modules_problems(key: str, build: dict) -> list[str]:
