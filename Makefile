@@ -24,7 +24,7 @@ pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p
 
 .PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory report archive crate regression compare-builds test lint format bench \
 	history-add dashboard bench-history \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
 
@@ -246,6 +246,12 @@ bench-mam: env
 ## through the workflow on this machine; then the simulate phase's medians and spreads side by side (docs/binding.md)
 bench-binding: env
 	$(VENV)/bin/python -m snnbench.dev.bench_binding $(ARGS)
+
+## bench-validation: validation's measured error rates for PD14 on NEST (docs/figures.md): a reference ensemble of 20
+## seeds judged leave-one-out (false positives) and networks changed on purpose (all weights x1.05/1.1/1.2, delays
+## +1 step) judged against it (power); runs kept in results/bench-validation and reused
+bench-validation: env
+	$(VENV)/bin/python -m snnbench.dev.bench_validation $(ARGS)
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points

@@ -143,7 +143,8 @@ def test_reference_and_tolerance_changes_rerun_no_simulation(finished):
     log = proc.stdout + proc.stderr
     assert "validate_point" in log and "execute_point" not in log and "point_statistics" not in log
     points = pd.read_csv(workdir / "results/tiny/points.csv")
-    assert points["valid"].all() and set(points["validation_reference"]) == {"far-off"}
+    assert points["valid"].all() and set(points["validation_reference_point"]) == {"far-off"}
+    assert set(points["validation_reference"]) == {"nest"}  # the experiment's reference simulator
     assert (points["ks_rate_max"] > 0.9).all()
     validations = mtimes(workdir, "results/**/validation.json")
 

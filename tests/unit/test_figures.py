@@ -272,7 +272,7 @@ def test_rates_by_simulator(data):
         assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
     verdict = compare.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
     word = "agrees" if verdict["brian2-cpp"] else "differs"
-    assert ax.get_title(loc="right") == f"rates vs NEST within the seed spread: brian2-cpp: {word}"
+    assert ax.get_title(loc="right") == f"rates vs nest within its seeds' spread: brian2-cpp: {word}"
     assert [t.get_text() for t in ax.get_xticklabels()] == list(pd14.POPULATIONS)
 
 

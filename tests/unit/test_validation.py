@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from snnbench.network import validation, validation_plan
+from snnbench.network import validation, validation_plan, validation_table
 from snnbench.network.models import pd14
 
 SIZE = 60
@@ -198,7 +198,7 @@ def test_judge_table_agrees_with_verdict():
             for n, r in results.items()
         ]
     )
-    table = validation.judge_table(rows, meta, TOLERANCE)
+    table = validation_table.judge_table(rows, meta, TOLERANCE)
     for name, result in results.items():
         expected = validation.verdict(result, TOLERANCE)
         got = table.loc[name]

@@ -206,13 +206,20 @@ def get_statistics_settings(wildcards):
 
 
 def get_validation_tolerance():
-    return {key: config["validation"][key] for key in ("ks_alpha", "ks_margin")}
+    return {key: config["validation"][key] for key in ("alpha", "ks_alpha", "ks_margin")}
 
 
 def get_reference_stats(wildcards):
+    """The point's reference: the config's stats file(s) for its experiment, else its reference ensemble's."""
     spec = get_point_spec(wildcards)
     external = config["validation"]["references"].get(spec["experiment"])
-    return external or f"{CAMPAIGN.references[spec['path']]}/stats.npz"
+    if external:
+        return [external] if isinstance(external, str) else external
+    return [f"{member}/stats.npz" for member in CAMPAIGN.ensembles[spec["path"]]]
+
+
+def get_reference_simulator(wildcards):
+    return CAMPAIGN.reference_simulators[get_point_spec(wildcards)["experiment"]]
 
 
 def get_seed_stats(wildcards):

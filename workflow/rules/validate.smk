@@ -29,5 +29,6 @@ rule validate_point:
         "../../envs/workflow.yaml"
     params:
         min_samples=config["validation"]["min_samples"],
+        reference_simulator=get_reference_simulator,
     script:
         "../../scripts/validate_point.py"

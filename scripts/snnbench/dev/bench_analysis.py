@@ -71,7 +71,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
     start = time.perf_counter()
     paths = synthetic.write_experiment(workdir, exp, with_stats=shown, distinct_validations=50)
     print(f"wrote {len(specs)} synthetic records in {time.perf_counter() - start:.1f} s (not timed)")
-    tolerance = {k: config["validation"][k] for k in ("ks_alpha", "ks_margin")}
+    tolerance = {k: config["validation"][k] for k in ("alpha", "ks_alpha", "ks_margin")}
     out = workdir / "results" / "bench"
     times = {"collect": [], "analyze": [], "cpu": []}
     for _ in range(reps):

@@ -87,7 +87,7 @@ def rates(ax, data: Data) -> None:
 
 @panel(
     "population rates per simulator (mean over seeds and shapes; bars span the points); the title says whether each "
-    "simulator's rates agree with NEST's within the seed-to-seed spread",
+    "simulator's rates agree with the reference simulator's (validation_reference) within what its seeds allow",
     wide=True,
 )
 def rates_by_simulator(ax, data: Data) -> None:
@@ -115,7 +115,8 @@ def rates_by_simulator(ax, data: Data) -> None:
         verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
         words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
         if words:
-            ax.set_title("rates vs NEST within the seed spread: " + ", ".join(words), loc="right")
+            reference = compare.reference_of(data.points)
+            ax.set_title(f"rates vs {reference} within its seeds' spread: " + ", ".join(words), loc="right")
     ax.set_xlabel("population")
     ax.set_ylabel("rate (spikes/s)")
     legend(ax, title=data.series)

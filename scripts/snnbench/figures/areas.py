@@ -32,8 +32,8 @@ def area_rates_long(points: pd.DataFrame, series: str) -> pd.DataFrame:
 
 
 def reference_of(points: pd.DataFrame, series: str) -> str:
-    """The reference series: the model's reference simulator where it ran, else the first series."""
-    reference = network_model(points).reference_simulator
+    """The reference series: the table's reference simulator (else the model's) where it ran, else the first series."""
+    reference = compare.reference_of(points, network_model(points).reference_simulator)
     return reference if series == "simulator" and reference in set(points[series]) else points[series].iloc[0]
 
 

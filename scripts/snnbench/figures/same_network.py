@@ -1,5 +1,6 @@
-"""Panels of one network run by every simulator (pd14.network_seed, DC input): how many of NEST's
-spikes each simulator emits, and each population's rate against NEST's (snnbench.network.same_network)."""
+"""Panels of one network run by every simulator (pd14.network_seed, DC input): how many of the reference
+simulator's spikes each simulator emits, and each population's rate against the reference's
+(snnbench.network.same_network; the reference is the table's `validation_reference`, NEST by default)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,23 @@ def finished(data: Data) -> pd.DataFrame:
 
 
 def compared(data: Data) -> pd.DataFrame:
-    """Finished points with a spike comparison, NEST's own (the reference) left out."""
+    """Finished points with a spike comparison, the reference simulator's own left out."""
     points = finished(data)
     if "spike_match_early" not in points:
         return points.iloc[0:0]
-    return points[points["spike_match_early"].notna() & (points["simulator"] != compare.REFERENCE)]
+    return points[points["spike_match_early"].notna() & (points["simulator"] != compare.reference_of(points))]
 
 
-@panel("share of NEST's spikes each simulator emits at the same neuron within one step, same network, DC input")
+@panel(
+    "share of the reference simulator's spikes each simulator emits at the same neuron within one step, "
+    "same network, DC input"
+)
 def spike_match(ax, data: Data) -> None:
     import seaborn as sns
 
     points = compared(data)
     if points.empty:
-        no_data(ax, "no point of an exported network with DC input beside NEST's")
+        no_data(ax, "no point of an exported network with DC input beside the reference simulator's")
         return
     long = points.melt(id_vars=[data.series], value_vars=list(WINDOWS), var_name="window", value_name="share")
     long["window"] = long["window"].map(WINDOWS)
@@ -41,21 +45,25 @@ def spike_match(ax, data: Data) -> None:
     ax.set_ylim(0, 1.05)
     ax.axhline(0.99, color="0.4", linewidth=0.6, linestyle="--")
     ax.set_xlabel("")
-    ax.set_ylabel("NEST's spikes matched")
+    ax.set_ylabel(f"{compare.reference_of(points)}'s spikes matched")
     ax.tick_params(axis="x", labelrotation=30)
     legend(ax)
 
 
-@panel("rate of each population against NEST's on the same network and seed (%), median over seeds", wide=True)
+@panel(
+    "rate of each population against the reference simulator's on the same network and seed (%), median over seeds",
+    wide=True,
+)
 def rate_difference_by_population(ax, data: Data) -> None:
     import seaborn as sns
 
     points = compared(data)
     columns = compare.rate_columns(points)
     if points.empty or not columns:
-        no_data(ax, "no point of an exported network with DC input beside NEST's")
+        no_data(ax, "no point of an exported network with DC input beside the reference simulator's")
         return
-    reference = finished(data)[finished(data)["simulator"] == compare.REFERENCE].set_index(SAME_RUN)
+    name = compare.reference_of(finished(data))
+    reference = finished(data)[finished(data)["simulator"] == name].set_index(SAME_RUN)
     rows = []
     for _, point in points.iterrows():
         nest = reference.loc[tuple(point[k] for k in SAME_RUN)]
@@ -74,7 +82,7 @@ def rate_difference_by_population(ax, data: Data) -> None:
         vmin=-limit,
         vmax=limit,
         cmap="RdBu_r",
-        cbar_kws={"label": "rate - NEST's (%)"},
+        cbar_kws={"label": f"rate - {name}'s (%)"},
         ax=ax,
     )
     ax.set_xlabel("population")

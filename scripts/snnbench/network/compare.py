@@ -1,10 +1,11 @@
-"""Simulators side by side: do another simulator's rates agree with NEST's on the same model?
+"""Simulators side by side: do another simulator's rates agree with the reference simulator's on the same model?
 
-Two simulators run "the same model" when experiment, model size, input and times match. Their
-population rates agree when, for every population, the difference of the seed means is within
-the seed-to-seed spread: at most twice the larger range over seeds of the two simulators (few
-seeds underestimate the spread) plus 2 % of NEST's rate (seeds that agree closely), as in the
-oracle test against INM-6's reference implementation.
+Two simulators run "the same model" when experiment, model size, input and times match. The reference
+simulator is the experiment's one reference (snnbench.network.validation_plan.reference_simulator: its
+`validation.reference`, else the model's `reference_simulator`), named in the table's
+`validation_reference` column. Their population rates agree when, for every population, the difference of
+the seed means lies within what the reference's own seeds allow: the t prediction interval of
+snnbench.network.ensemble.rates_agree at level `ALPHA` over all populations (Bonferroni).
 """
 
 from __future__ import annotations
@@ -12,22 +13,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-REFERENCE = "nest"
+from snnbench.network.ensemble import rates_agree
+
+REFERENCE = "nest"  # where a table names no reference (tables from before the validation_reference column)
 SAME_MODEL = ["experiment", "neuron_scale", "indegree_scale", "input", "t_presim_ms", "t_sim_ms"]
 MIN_SEEDS = 2  # a spread needs at least two seeds on each side
+ALPHA = 0.05  # chance that a correct simulator's rates are said to differ somewhere (all populations together)
+
+__all__ = ["rates_agree", "agreement", "add_agreement", "reference_of", "rate_columns"]
 
 
-def rates_agree(reference: np.ndarray, other: np.ndarray) -> dict[str, np.ndarray]:
-    """The one rate-agreement rule. reference, other: rates (Hz), one row per seed and one column
-    per population (or one column). Per population: |difference of the seed means|, the spread
-    (larger range over seeds of the two), the tolerance 2 x spread + 2 % of the reference's mean,
-    and whether the difference is within it."""
-    reference, other = np.atleast_2d(reference), np.atleast_2d(other)
-    reference_mean = reference.mean(axis=0)
-    spread = np.maximum(np.ptp(reference, axis=0), np.ptp(other, axis=0))
-    difference = np.abs(other.mean(axis=0) - reference_mean)
-    tolerance = 2 * spread + 0.02 * reference_mean
-    return {"difference": difference, "spread": spread, "tolerance": tolerance, "agrees": difference <= tolerance}
+def reference_of(points: pd.DataFrame, default: str = REFERENCE) -> str:
+    """The reference simulator a table names (the most common value of its validation_reference
+    column), else `default`."""
+    if "validation_reference" in points:
+        named = points["validation_reference"].dropna()
+        named = named[named.astype(str) != ""]
+        if not named.empty:
+            return str(named.mode().iloc[0])
+    return default
 
 
 def rate_columns(points: pd.DataFrame) -> list[str]:
@@ -35,10 +39,12 @@ def rate_columns(points: pd.DataFrame) -> list[str]:
     return [c for c in points.columns if c.startswith("rate_") and c.endswith("_hz") and points[c].notna().any()]
 
 
-def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
+def agreement(points: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     """One row per (same model, simulator, population): seed means, spread, tolerance, verdict.
     Only valid points count; a simulator is compared with the reference simulator's points of
-    the same model (any resource shape: rates do not depend on threads)."""
+    the same model (any resource shape: rates do not depend on threads). reference: the table's
+    (reference_of) where None."""
+    reference = reference or reference_of(points)
     cols = rate_columns(points)
     rows = []
     if not cols or "simulator" not in points:
@@ -52,7 +58,8 @@ def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
             for col in cols:
                 ref_rates, sim_rates = ref[col].dropna(), sim[col].dropna()
                 enough = ref["seed"].nunique() >= MIN_SEEDS and sim["seed"].nunique() >= MIN_SEEDS
-                verdict = rates_agree(ref_rates.to_numpy()[:, None], sim_rates.to_numpy()[:, None]) if enough else None
+                ref_seeds, sim_seeds = ref_rates.to_numpy()[:, None], sim_rates.to_numpy()[:, None]
+                verdict = rates_agree(ref_seeds, sim_seeds, ALPHA / len(cols)) if enough else None
                 spread = verdict["spread"][0] if enough else np.nan
                 tolerance = verdict["tolerance"][0] if enough else np.nan
                 difference = abs(sim_rates.mean() - ref_rates.mean()) if len(ref_rates) else np.nan
@@ -75,10 +82,11 @@ def agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def add_agreement(points: pd.DataFrame, reference: str = REFERENCE) -> pd.DataFrame:
+def add_agreement(points: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     """Column `rates_agree_with_<reference>`: True/False for points of other simulators whose
     model the reference simulator also ran with enough seeds; empty otherwise."""
     points = points.copy()
+    reference = reference or reference_of(points)
     column = f"rates_agree_with_{reference}"
     points[column] = None
     table = agreement(points, reference)

@@ -15,7 +15,7 @@ from snnbench import environments, paths
 from snnbench.environments import builds
 from snnbench.families.base import Family
 from snnbench.machine import affinity
-from snnbench.network import binding, execute, models, race, rows
+from snnbench.network import binding, execute, models, race, rows, validation_plan
 from snnbench.network import simulators as simulator_registry
 from snnbench.network.simulators import EnvironmentMissing, environment_for
 from snnbench.records import inputs
@@ -141,7 +141,29 @@ class Network(Family):
                 spec["race"] = race.spec_fields(experiment)
             spec["path"] = self.point_dir(spec)
             points.append(spec)
-        return points
+        return points + self._ensemble_points(experiment, points)
+
+    def validation_reference(self, experiment: dict) -> str:
+        """The simulator this experiment's points are validated and compared against (validation_plan)."""
+        return validation_plan.reference_simulator(experiment, self.model.reference_simulator)
+
+    def _ensemble_points(self, experiment: dict, points: list[dict]) -> list[dict]:
+        """The reference ensemble's seeds the experiment lacks (`validation.seeds`: seeds 1..N of the
+        reference simulator at its first shape, the fewest virtual processes), as points of the experiment."""
+        wanted = experiment.get("validation", {}).get("seeds", 0)
+        reference = self.validation_reference(experiment)
+        candidates = [p for p in points if p["simulator"] == reference]
+        if not wanted or not candidates:
+            return []
+        first = min(candidates, key=lambda p: (p["resources"]["virtual_processes"], p["seed"]))
+        extra = []
+        for seed in range(1, wanted + 1):
+            if seed in experiment["seeds"]:
+                continue
+            spec = {**first, "seed": seed, "resources": dict(first["resources"]), "model": dict(first["model"])}
+            spec["path"] = self.point_dir(spec)
+            extra.append(spec)
+        return extra
 
     def point_fields(self, spec: dict) -> dict:
         model = spec["model"]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.environments import builds
-from snnbench.network import activity, binding, compare, models, race, same_network, validation
+from snnbench.network import activity, binding, compare, models, race, same_network, validation_table
 from snnbench.records.columns import outcome_columns
 
 
@@ -204,9 +204,11 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None, reference: str = compare.REFERENCE):
-    """The validation verdict judged with the current tolerance (validation.judge_table: a point
-    outside it is not valid), parallel efficiency and rate agreement with NEST. Returns the points
-    and the long validation table (one row per point, population and statistic)."""
+    """The validation verdict judged with the current tolerance (validation_table.judge_table: a point
+    outside it is not valid), parallel efficiency, and rate agreement and the spike match with each
+    experiment's reference simulator (`validation_reference`: what its points were validated against,
+    else `reference`, the model's). Returns the points and the long validation table (one row per
+    point, population and statistic)."""
     checks, distances, distance_paths = [], [], []
     for point, result in validations:
         checks.append(
@@ -215,22 +217,36 @@ def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None
                 "checked": result["checked"],
                 "reason": result.get("reason"),
                 "reference": result.get("reference"),
+                "reference_simulator": result.get("reference_simulator"),
             }
         )
         distances += result["rows"]
         distance_paths += [point] * len(result["rows"])
     long = pd.DataFrame(distances).assign(path=distance_paths) if distances else pd.DataFrame()
     if checks and tolerance is not None:
-        judged = validation.judge_table(long, pd.DataFrame(checks), tolerance)
+        judged = validation_table.judge_table(long, pd.DataFrame(checks), tolerance)
         points = points.join(judged, on="path")
         points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
     else:
         points["validation_checked"] = False
         points["validation_passed"] = None
         points["validation_problems"] = "not validated"
-    points = same_network.add_spike_match(compare.add_agreement(add_efficiency(points), reference), reference)
+    points = _with_reference(add_efficiency(points), reference)
+    # The ensemble's per-run values stay in validation.json (lists: not columns of a CSV).
+    long = long.drop(columns=[c for c in ("ensemble_ks", "ensemble_means") if c in long])
     if not long.empty:
         keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
-        reference = pd.DataFrame(checks).set_index("path")["reference"]
-        long = points[keys].merge(long.assign(reference=long["path"].map(reference)), on="path", how="right")
+        reference_point = pd.DataFrame(checks).set_index("path")["reference"]
+        long = points[keys].merge(long.assign(reference=long["path"].map(reference_point)), on="path", how="right")
     return points, long
+
+
+def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
+    """Each experiment's reference simulator in `validation_reference` (the one its validation named,
+    else `default`), its rate agreement and spike match with it."""
+    parts = []
+    for _, part in points.groupby("experiment", sort=False, dropna=False):
+        reference = compare.reference_of(part, default)
+        part = part.assign(validation_reference=reference)
+        parts.append(same_network.add_spike_match(compare.add_agreement(part, reference), reference))
+    return pd.concat(parts).loc[points.index] if parts else points.assign(validation_reference=default)

@@ -13,7 +13,9 @@ are compared per population and statistic by the two-sample Kolmogorov-Smirnov s
 the Wasserstein (earth mover's) distance (scipy.stats), as in the INM-6 reference data of the
 PD14 model and Golosio et al. 2023 (Front. Comput. Neurosci.).
 
-The verdict: a point fails validation if a KS distance to its reference run exceeds what the
+The verdict: with a reference ensemble of three or more seeds of the reference simulator, a point fails
+where a population's sample mean of a statistic lies outside what the seeds' own spread allows
+(snnbench.network.ensemble). With one reference run, a point fails if a KS distance to it exceeds what the
 published seed-to-seed spread (`ks_margin`) and the sampling noise of the subsample explain
 together. The sampling noise is the asymptotic two-sample KS critical value
 K⁻¹(a) · sqrt((n + m) / (n m)), with n, m the neurons behind each sample (for correlations too:
@@ -30,9 +32,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from snnbench.jsonfile import read_json
+from snnbench.network import ensemble as ensemble_module
 from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
@@ -144,10 +146,25 @@ def distance(sample: np.ndarray, reference: np.ndarray, min_samples: int) -> tup
     return float(stats.ks_2samp(sample, reference).statistic), float(stats.wasserstein_distance(sample, reference))
 
 
-def compare(point: dict, reference: dict | None, seeds: list[dict], min_samples: int) -> list[dict]:
+def compare(
+    point: dict,
+    reference: dict | None,
+    seeds: list[dict],
+    min_samples: int,
+    ensemble: list[dict] = (),
+    self_index: int | None = None,
+    matrices: dict | None = None,
+) -> list[dict]:
     """One row per population and statistic: the point's sample (size, median), its distances
-    to the reference run and, as medians over the other seeds of the same shape, between seeds."""
+    to the reference run and, as medians over the other seeds of the same shape, between seeds;
+    with a reference `ensemble` (the reference simulator's seeds, the point itself at `self_index`
+    if it is one), the ensemble's distances (snnbench.network.ensemble.distances; `matrices`: the members'
+    pairwise distances per (population, statistic) where known)."""
     rows = []
+
+    def ks_distance(a, b):
+        return distance(a, b, min_samples)[0]
+
     for pop, samples in point.items():
         for stat in STATISTICS:
             values = samples[stat]
@@ -166,6 +183,10 @@ def compare(point: dict, reference: dict | None, seeds: list[dict], min_samples:
                     wasserstein_reference=w,
                     n_neurons_reference=int(reference[pop][f"{stat}_neurons"]),
                 )
+            members = [m[pop][stat] for m in ensemble if pop in m]
+            if len(members) == len(ensemble) and len(members) >= 2:
+                known = (matrices or {}).get((pop, stat))
+                row.update(ensemble_module.distances(values, members, self_index, ks_distance, known))
             between = [distance(values, other[pop][stat], min_samples) for other in seeds if pop in other]
             between = [d for d in between if not math.isnan(d[0])]
             row["n_seeds"] = len(between)
@@ -199,22 +220,39 @@ def _max(a: float, b: float) -> float:
     return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
 
 
+def judged(row: dict, tolerance: dict, comparisons: int) -> tuple[float, float, str, str]:
+    """(judged value, its allowed largest value, what it measures, what it was compared with) of one row:
+    with a reference ensemble of enough seeds, the |difference| of the point's sample mean from the
+    members' against the t prediction limit of their means at level `alpha` / comparisons
+    (snnbench.network.ensemble); else the KS distance to the one reference run against sampling noise
+    at `ks_alpha` / comparisons plus the fixed `ks_margin`."""
+    if row.get("ensemble_means"):
+        limit, center = ensemble_module.allowed(row, tolerance["alpha"] / max(comparisons, 1))
+        if not math.isnan(limit) and not _missing(row.get("mean")):
+            return abs(row["mean"] - center), limit, "mean off by", f"reference seeds (n={row['n_ensemble']})"
+    noise = ks_critical(tolerance["ks_alpha"] / max(comparisons, 1), row["n_neurons"], row["n_neurons_reference"])
+    return row["ks_reference"], tolerance["ks_margin"][row["statistic"]] + noise, "KS", "reference"
+
+
+def _compared(row: dict) -> bool:
+    return not _missing(row.get("ks_reference")) or not _missing(row.get("ks_ensemble"))
+
+
 def verdict(validation: dict, tolerance: dict) -> dict:
     """Judge a point's distances to its reference with the current tolerance (re-applied at
     collect time, so changing it re-judges points without recomputing anything).
 
-    `validation` is what validate_point wrote; `tolerance` has ks_alpha and ks_margin per
-    statistic. Returns checked, passed (None when unchecked), problems, and per statistic the
-    largest KS distance to the reference and its ratio to the allowed distance."""
+    `validation` is what validate_point wrote; `tolerance` has alpha (the ensemble rule's level),
+    ks_alpha and ks_margin per statistic (the one-run rule's). Returns checked, passed (None when
+    unchecked), problems, and per statistic the largest judged KS distance and its ratio to the
+    allowed distance."""
     result = {"checked": False, "passed": None, "problems": [], "worst": {}}
     if not validation.get("checked"):
         result["problems"] = [validation.get("reason", "not validated")]
         return result
     result["checked"] = True
     problems = []
-    compared = [r for r in validation["rows"] if not _missing(r.get("ks_reference"))]
-    # Bonferroni: ks_alpha is the level for the point as a whole, over all its comparisons.
-    alpha = tolerance["ks_alpha"] / max(len(compared), 1)
+    compared = [r for r in validation["rows"] if _compared(r)]
     for stat in STATISTICS:
         worst = {"ks": math.nan, "wasserstein": math.nan, "ks_seeds": math.nan, "excess": math.nan}
         for row in validation["rows"]:
@@ -223,79 +261,17 @@ def verdict(validation: dict, tolerance: dict) -> dict:
         for row in compared:
             if row["statistic"] != stat:
                 continue
-            ks = row["ks_reference"]
-            allowed = tolerance["ks_margin"][stat] + ks_critical(alpha, row["n_neurons"], row["n_neurons_reference"])
-            worst["ks"] = _max(worst["ks"], ks)
-            worst["wasserstein"] = _max(worst["wasserstein"], row["wasserstein_reference"])
-            worst["excess"] = _max(worst["excess"], ks / allowed)
-            if ks > allowed:
-                problems.append(f"{row['population']} {stat}: KS {ks:.3f} to reference > {allowed:.3f}")
+            value, allowed, measure, against = judged(row, tolerance, len(compared))
+            ks = row.get("ks_ensemble") if not _missing(row.get("ks_ensemble")) else row.get("ks_reference")
+            worst["ks"] = _max(worst["ks"], math.nan if _missing(ks) else ks)
+            worst["wasserstein"] = _max(worst["wasserstein"], row.get("wasserstein_reference", math.nan))
+            worst["excess"] = _max(worst["excess"], value / allowed)
+            if value > allowed:
+                problems.append(f"{row['population']} {stat}: {measure} {value:.3f} to {against} > {allowed:.3f}")
         result["worst"][stat] = {k: float(v) for k, v in worst.items()}
     result["problems"] = problems
     result["passed"] = not problems
     return result
-
-
-def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
-    """`verdict` for many points at once (collect judges thousands): rows is the long table of
-    validate_point's rows with a `path` column, meta has path, checked, reason, reference per
-    point. Returns one row per point (index path) with the columns that collect adds."""
-    from scipy.special import kolmogi
-
-    out = pd.DataFrame(index=pd.Index(meta["path"], name="path"))
-    checked = meta.set_index("path")["checked"].astype(bool)
-    out["validation_checked"] = checked
-    out["validation_reference"] = meta.set_index("path")["reference"]
-    wide_columns = [
-        f"{kind}_{stat}{suffix}"
-        for stat in STATISTICS
-        for kind, suffix in (("ks", "_max"), ("wasserstein", "_max"), ("ks_seeds", "_max"), ("validation_excess", ""))
-    ]
-    for column in wide_columns:
-        out[column] = np.nan
-    problems = pd.Series("", index=out.index, dtype=object)
-    # (no row compared with a reference, e.g. where the reference point failed: no such column)
-    if not rows.empty and "ks_reference" in rows:
-        rows = rows[rows["path"].isin(checked.index[checked])]
-        compared = rows[rows["ks_reference"].notna()].copy()
-        if not compared.empty:
-            count = compared.groupby("path")["ks_reference"].transform("size")
-            alpha = tolerance["ks_alpha"] / count
-            n = compared["n_neurons"].astype(float)
-            m = compared["n_neurons_reference"].astype(float)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                noise = np.where((n >= 1) & (m >= 1), kolmogi(alpha) * np.sqrt((n + m) / (n * m)), np.inf)
-            margin = compared["statistic"].map(tolerance["ks_margin"]).astype(float)
-            compared["allowed"] = margin + noise
-            compared["excess"] = compared["ks_reference"] / compared["allowed"]
-            worst = compared.groupby(["path", "statistic"])[["ks_reference", "wasserstein_reference", "excess"]].max()
-            for stat in STATISTICS:
-                if stat in worst.index.get_level_values("statistic"):
-                    sub = worst.xs(stat, level="statistic")
-                    out.loc[sub.index, f"ks_{stat}_max"] = sub["ks_reference"]
-                    out.loc[sub.index, f"wasserstein_{stat}_max"] = sub["wasserstein_reference"]
-                    out.loc[sub.index, f"validation_excess_{stat}"] = sub["excess"]
-            bad = compared[compared["ks_reference"] > compared["allowed"]]
-            bad = bad.iloc[np.argsort(bad["statistic"].map(STATISTICS.index).to_numpy(), kind="stable")]
-            text = (
-                bad["population"]
-                + " "
-                + bad["statistic"]
-                + ": KS "
-                + bad["ks_reference"].map("{:.3f}".format).astype(str)  # str also when empty
-                + " to reference > "
-                + bad["allowed"].map("{:.3f}".format).astype(str)
-            )
-            problems.update(text.groupby(bad["path"]).agg("; ".join))
-        seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
-        for stat in STATISTICS:
-            if stat in seeds.index.get_level_values("statistic"):
-                sub = seeds.xs(stat, level="statistic")
-                out.loc[sub.index, f"ks_seeds_{stat}_max"] = sub
-    out["validation_passed"] = pd.Series(problems == "", dtype=object).where(checked, None)
-    reasons = meta.set_index("path")["reason"].fillna("not validated").astype(str)
-    out["validation_problems"] = problems.where(checked, reasons)
-    return out
 
 
 def read_spikes(path) -> tuple[np.ndarray, np.ndarray]:
@@ -333,22 +309,40 @@ def point_statistics(record_path, spikes_path, out_path, settings: dict) -> dict
     return meta
 
 
-def validate_point(stats_path, reference_path, seed_paths: list, out_path, min_samples: int) -> dict:
-    """Distances of one point's statistics to its reference run and to its other seeds
-    (Snakemake rule validate_point)."""
+def validate_point(
+    stats_path, reference_paths, seed_paths: list, out_path, min_samples: int, reference_simulator: str | None = None
+) -> dict:
+    """Distances of one point's statistics to its reference (one run's stats.npz, or the reference
+    ensemble's: a list, the first the reference run) and to its other seeds (Snakemake rule validate_point).
+    The reference simulator is written beside them, for the table and figures."""
+    reference_paths = [reference_paths] if isinstance(reference_paths, (str, Path)) else list(reference_paths)
     stats, meta = load(stats_path)
-    result = {"point": meta["point"], "reference": None, "is_reference": False, "checked": False, "rows": []}
+    result = {
+        "point": meta["point"],
+        "reference": None,
+        "reference_simulator": reference_simulator,
+        "is_reference": False,
+        "checked": False,
+        "rows": [],
+    }
     if meta["reason"]:
         result["reason"] = meta["reason"]
     else:
-        reference, ref_meta = load(reference_path)
+        members = [(Path(p), *load(p)) for p in reference_paths]
+        _, reference, ref_meta = members[0]
         result["reference"] = ref_meta["point"]
-        result["is_reference"] = Path(reference_path).resolve() == Path(stats_path).resolve()
+        mine = Path(stats_path).resolve()
+        result["is_reference"] = members[0][0].resolve() == mine
+        usable = [(path, s) for path, s, m in members if not m["reason"]]
+        ensemble = [s for _, s in usable] if len(usable) >= 2 else []
         if ref_meta["reason"]:
-            result["reason"] = f"reference run {ref_meta['point']}: {ref_meta['reason']}"
             reference = None
+            if not ensemble:
+                result["reason"] = f"reference run {ref_meta['point']}: {ref_meta['reason']}"
+        result["ensemble"] = [str(path) for path, _ in usable]
+        self_index = next((i for i, (path, _) in enumerate(usable) if path.resolve() == mine), None)
         seeds = [s for s, m in (load(p) for p in seed_paths) if not m["reason"]]
-        result["rows"] = compare(stats, reference, seeds, min_samples)
-        result["checked"] = reference is not None
+        result["rows"] = compare(stats, reference, seeds, min_samples, ensemble, self_index)
+        result["checked"] = reference is not None or bool(ensemble)
     Path(out_path).write_text(json.dumps(result, indent=1, allow_nan=True) + "\n")
     return result

@@ -1,6 +1,7 @@
 """Which runs each point's spikes are compared with, chosen from the config alone before
 anything ran (the workflow's DAG asks per point, so the indexes are built once): the reference
-run, the point's other seeds, and the points whose distributions the figures show."""
+simulator (one per experiment, for validation, rate agreement, the spike match and the figures), the
+reference run and ensemble, the point's other seeds, and the points whose distributions the figures show."""
 
 from __future__ import annotations
 
@@ -13,20 +14,46 @@ def _model_key(spec: dict) -> str:
     return json.dumps(spec["model"], sort_keys=True)
 
 
-def _order(simulators: list[str]):
+def reference_simulator(experiment: dict, model_default: str) -> str:
+    """The experiment's one reference simulator: its `validation.reference`, else the model's
+    `reference_simulator` where the experiment runs it, else the first simulator listed."""
+    named = experiment.get("validation", {}).get("reference")
+    if named:
+        return named
+    return model_default if model_default in experiment["simulators"] else experiment["simulators"][0]
+
+
+def _is(point: dict, simulator: str | None) -> bool:
+    return simulator is not None and simulator in (label(point), point["simulator"])
+
+
+def _order(simulators: list[str], reference: str | None = None):
     def key(p):
         res = p["resources"]
-        return (simulators.index(label(p)), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
+        first = 0 if _is(p, reference) else 1
+        return (first, simulators.index(label(p)), res["virtual_processes"], res["nodes"], res["ranks"], p["seed"])
 
     return key
 
 
-def reference_index(points: list[dict], simulators: dict[str, list[str]] | None = None) -> dict[str, str]:
+def reference_index(
+    points: list[dict], simulators: dict[str, list[str]] | None = None, references: dict[str, str] | None = None
+) -> dict[str, str]:
     """The run each point is compared with by default (point path -> reference path): of the
-    same experiment's points of the same model (size, input, durations), the first simulator
-    listed, the fewest virtual processes (then nodes, ranks), the lowest seed. Chosen from the
-    config alone, before anything ran. simulators: experiment name -> its simulators in order
-    (default: in the order the points list them, as expansion does)."""
+    same experiment's points of the same model (size, input, durations), the reference simulator's
+    (references: experiment name -> simulator; else the first simulator listed), the fewest virtual
+    processes (then nodes, ranks), the lowest seed. Chosen from the config alone, before anything ran.
+    simulators: experiment name -> its simulators in order (default: in the order the points list
+    them, as expansion does)."""
+    return {path: members[0] for path, members in ensemble_index(points, simulators, references).items()}
+
+
+def ensemble_index(
+    points: list[dict], simulators: dict[str, list[str]] | None = None, references: dict[str, str] | None = None
+) -> dict[str, list[str]]:
+    """The reference ensemble of each point (point path -> paths, the reference run first): the
+    reference run's seeds, that is the same experiment's points of the reference simulator, shape and
+    model, in seed order."""
     if simulators is None:
         simulators = {}
         for p in points:
@@ -36,10 +63,13 @@ def reference_index(points: list[dict], simulators: dict[str, list[str]] | None 
     groups: dict = {}
     for p in points:
         groups.setdefault((p["experiment"], _model_key(p)), []).append(p)
+    references = references or {}
     index = {}
     for (experiment, _), members in groups.items():
-        reference = min(members, key=_order(simulators[experiment]))["path"]
-        index.update({p["path"]: reference for p in members})
+        reference = min(members, key=_order(simulators[experiment], references.get(experiment)))
+        same = [p for p in members if label(p) == label(reference) and p["resources"] == reference["resources"]]
+        ensemble = [p["path"] for p in sorted(same, key=lambda p: p["seed"])]
+        index.update({p["path"]: ensemble for p in members})
     return index
 
 

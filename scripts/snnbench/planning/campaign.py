@@ -211,8 +211,11 @@ class Campaign:
             return {path: spec for path, spec in self._points_of[experiment].items() if spec["seed"] == seed}
         key = (experiment, seed)
         if key not in self._points_of_seed:
-            specs = experiments.expand_points({**self.experiments[experiment], "seeds": [seed]})
-            self._points_of_seed[key] = {spec["path"]: spec for spec in specs}
+            # A seed of the reference ensemble alone (validation.seeds) is expanded beside one of the experiment's.
+            config = self.experiments[experiment]
+            base = [seed] if seed in config["seeds"] else config["seeds"][:1]
+            specs = experiments.expand_points({**config, "seeds": base})
+            self._points_of_seed[key] = {spec["path"]: spec for spec in specs if spec["seed"] == seed}
         return self._points_of_seed[key]
 
     def representatives(self) -> list[dict]:
@@ -230,7 +233,9 @@ class Campaign:
         seed = SEED.search(point)
         if experiment not in self.experiments or seed is None:
             return None
-        if int(seed.group(1)) not in self.experiments[experiment]["seeds"]:
+        config = self.experiments[experiment]
+        ensemble = range(1, config.get("validation", {}).get("seeds", 0) + 1)  # the reference's seeds (validation)
+        if int(seed.group(1)) not in config["seeds"] and int(seed.group(1)) not in ensemble:
             return None
         return self.points_of_seed(experiment, int(seed.group(1))).get(paths.point_path(experiment, point))
 
@@ -299,8 +304,19 @@ class Campaign:
         return [spec for spec in self.points.values() if "validation.json" in self.family_of_point(spec).collected]
 
     @cached_property
+    def reference_simulators(self) -> dict[str, str]:
+        """Each validated experiment's one reference simulator (validation, rate agreement, figures)."""
+        names = {spec["experiment"] for spec in self._validated}
+        return {name: self.family[name].validation_reference(self.experiments[name]) for name in names}
+
+    @cached_property
     def references(self) -> dict[str, str]:
-        return validation_plan.reference_index(self._validated)
+        return validation_plan.reference_index(self._validated, None, self.reference_simulators)
+
+    @cached_property
+    def ensembles(self) -> dict[str, list[str]]:
+        """Each validated point's reference ensemble (the reference run first)."""
+        return validation_plan.ensemble_index(self._validated, None, self.reference_simulators)
 
     @cached_property
     def seed_peers(self) -> dict[str, list[str]]:

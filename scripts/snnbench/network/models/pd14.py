@@ -13,7 +13,7 @@ redrawing of weights and delays and the DC compensation of down-scaled in-degree
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -211,6 +211,21 @@ MEMORY_HEADROOM = 1.1  # the estimate lands 8-13 % above the measured peaks abov
 WRAPPER_MB = 60
 
 
+def network(params: dict) -> Network:
+    """What every simulator builds for a point's parameters: derive(), then the deliberate change of
+    `perturbation` where the experiment asks for one (validation's power, make bench-validation): all
+    recurrent weights times `weight_scale`, every recurrent delay `delay_steps` steps longer."""
+    net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
+    change = params.get("perturbation") or {}
+    scale, steps = change.get("weight_scale", 1.0), change.get("delay_steps", 0)
+    return replace(
+        net,
+        weight_mean_pA=net.weight_mean_pA * scale,
+        weight_sd_pA=net.weight_sd_pA * scale,
+        delay_mean_ms=net.delay_mean_ms + steps * DT_MS,
+    )
+
+
 def estimate_mem_mb(spec: dict) -> int:
     """Memory to request per node (SLURM's --mem) for a point: each rank's interpreter plus the
     node's share of the network (neurons and synapses spread evenly over the nodes), with 10 %
@@ -242,6 +257,24 @@ PARAMETERS = parameter_block(
         "type": "integer",
         "minimum": 1,
         "maximum": 2**32 - 2,
+    },
+    perturbation={
+        "description": "A deliberate change of the model, to measure what validation detects (its power; make "
+        "bench-validation). Unset: the model as published. Not with network_seed (the exported network is NEST's).",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "weight_scale": {
+                "description": "All recurrent weights (means and spreads) times this.",
+                "type": "number",
+                "exclusiveMinimum": 0,
+            },
+            "delay_steps": {
+                "description": "Every recurrent delay this many time steps (0.1 ms) longer.",
+                "type": "integer",
+                "minimum": 0,
+            },
+        },
     },
 )
 
@@ -292,6 +325,8 @@ class PD14(NetworkModel):
         """Model sizes so small that a population has no neuron (it would fail inside the simulator), and
         an exported network asked of a simulator that cannot read one."""
         problems = exported.reader_problems(where, experiment)
+        if "perturbation" in experiment["pd14"] and "network_seed" in experiment["pd14"]:
+            problems.append(f"{where}: pd14.perturbation changes the network every simulator draws, not NEST's export")
         smallest = min(p["neuron_scale"] for p in params)
         sizes = np.round(FULL_NUM_NEURONS * smallest).astype(int)
         if sizes.min() >= 1:

@@ -102,7 +102,7 @@ class PynnNestBackend(Backend):
         # rank draws the same stream and keeps its part, so the network does not depend on the
         # number of ranks.
         self.rng = NumpyRNG(seed=self.spec["seed"])
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        self.net = pd14.network(self.model)
         # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
         self.exported = pd14_exported.read(self.model)
 

@@ -133,7 +133,7 @@ class Brian2Backend(Backend):
 
     def derive_network(self):
         """The model's network at the point's size (a builder of another model overrides it)."""
-        return pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        return pd14.network(self.model)
 
     def initial_potentials(self) -> list[np.ndarray]:
         """Each population's initial potentials (mV): NEST's export (network_seed), else drawn from the seed."""

@@ -117,7 +117,7 @@ class GennBackend(Backend):
     dt_ms = pd14.DT_MS
 
     def derive(self) -> None:
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        self.net = pd14.network(self.model)
         self.sizes = [int(n) for n in self.net.num_neurons]
         # A network NEST exported once (network_seed): GeNN is handed its synapses instead of drawing them.
         self.exported = pd14_exported.read(self.model)

@@ -37,7 +37,7 @@ class NestBackend(NestRunPhases, Backend):
 
     def setup(self) -> None:
         self.start_kernel(pd14.DT_MS)
-        self.net = pd14.derive(self.model["neuron_scale"], self.model["indegree_scale"], self.model["input"])
+        self.net = pd14.network(self.model)
         # A network NEST exported once (network_seed), else the one drawn here from the point's seed.
         self.exported = pd14_exported.read(self.model)
 

@@ -1,0 +1,156 @@
+"""`make bench-validation`: how often validation rejects a correct run (false positives) and how large a
+change of the network it catches (power), measured with real runs of PD14 on NEST.
+
+A reference ensemble of `--seeds` NEST runs at one model size, and `--changed-seeds` runs of each deliberately
+changed network (pd14.perturbation: all weights x f, delays + 1 step). False positives: each reference seed
+judged against the others (leave-one-out, snnbench.network.ensemble); power: each changed run judged against
+the whole ensemble. Both for the spike statistics (validation verdict at the config's `validation.alpha`) and
+for the population rates (ensemble.rates_agree of one run against the ensemble). Runs are kept in --out and
+reused, so a second call only judges again.
+
+    python -m snnbench.dev.bench_validation --neuron-scale 0.05 --seeds 20 --out results/bench-validation
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from snnbench import planning
+from snnbench.jsonfile import read_json
+from snnbench.network import ensemble, execute, validation
+from snnbench.network.models import pd14
+
+CHANGES = {
+    "weights x1.02": {"weight_scale": 1.02},
+    "weights x1.05": {"weight_scale": 1.05},
+    "weights x1.1": {"weight_scale": 1.1},
+    "weights x1.2": {"weight_scale": 1.2},
+    "delays +1 step": {"delay_steps": 1},
+}
+
+
+def point_config(args, seed: int, change: dict | None) -> tuple[dict, dict]:
+    """A validated one-point config (defaults filled in as the workflow does) and its spec."""
+    model = {
+        "neuron_scale": args.neuron_scale,
+        "indegree_scale": args.indegree_scale,
+        "t_presim_ms": args.t_presim_ms,
+        "t_sim_ms": args.t_sim_ms,
+    }
+    if change:
+        model["perturbation"] = change
+    exp = {
+        "name": "bench-validation",
+        "simulators": ["nest"],
+        "scaling": "strong",
+        "resources": {"threads_per_rank": [1]},
+        "pd14": model,
+        "seeds": [seed],
+    }
+    config = {"experiments": [exp]}
+    planning.plan(config)
+    return config, planning.expand_points(config["experiments"][0])[0]
+
+
+def run(args, seed: int, name: str, change: dict | None) -> Path:
+    """One point's statistics (stats.npz) and record in out/<name>/seed<seed>, run once."""
+    folder = Path(args.out) / name.replace(" ", "_").replace("+", "p") / f"seed{seed}"
+    if (folder / "stats.npz").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    config, spec = point_config(args, seed, change)
+    (folder / "spec.json").write_text(json.dumps(spec))
+    files = [folder / name for name in ("spec.json", "record.json", "spikes.npz", "log")]
+    execute.run_point(*files, config["activity_check"], 1800)
+    settings = {k: config["validation"][k] for k in ("neurons_per_population", "bin_ms", "min_spikes_for_cv")}
+    validation.point_statistics(folder / "record.json", folder / "spikes.npz", folder / "stats.npz", settings)
+    (folder / "spikes.npz").unlink(missing_ok=True)
+    return folder
+
+
+def rates(folder: Path) -> np.ndarray:
+    rec = read_json(folder / "record.json")
+    return np.array([rec["activity"]["rates_hz"][p] for p in pd14.POPULATIONS])
+
+
+def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int, matrices) -> bool:
+    rows = validation.compare(point, None, [], min_samples, members, self_index, matrices)
+    return not validation.verdict({"checked": True, "rows": rows}, tolerance)["passed"]
+
+
+def _matrix(task) -> tuple:
+    members, pop, stat, min_samples = task
+    samples = [m[pop][stat] for m in members]
+    return (pop, stat), ensemble.pairwise(samples, lambda a, b: validation.distance(a, b, min_samples)[0])
+
+
+def member_matrices(members: list[dict], min_samples: int, jobs: int) -> dict:
+    """The ensemble's pairwise KS distances per (population, statistic), once for every judged run."""
+    tasks = [(members, pop, stat, min_samples) for pop in members[0] for stat in validation.STATISTICS]
+    with ProcessPoolExecutor(jobs) as pool:
+        return dict(pool.map(_matrix, tasks))
+
+
+def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[dict]:
+    """One line per judged set: runs judged, share flagged by the statistics, share whose rates differ."""
+    config, _ = point_config(args, 1, None)
+    tolerance = {k: config["validation"][k] for k in ("alpha", "ks_alpha", "ks_margin")}
+    min_samples = config["validation"]["min_samples"]
+    members = [validation.load(f / "stats.npz")[0] for f in reference]
+    ref_rates = np.array([rates(f) for f in reference])
+    matrices = member_matrices(members, min_samples, args.jobs)
+    lines = []
+    fp = [flagged(m, members, j, tolerance, min_samples, matrices) for j, m in enumerate(members)]
+    fp_rates = [
+        not ensemble.rates_agree(np.delete(ref_rates, j, axis=0), ref_rates[j : j + 1], tolerance["alpha"])[
+            "agrees"
+        ].all()
+        for j in range(len(reference))
+    ]
+    lines.append({"runs": "reference seeds (leave-one-out)", "n": len(fp), "statistics": fp, "rates": fp_rates})
+    for name, folders in changed.items():
+        stats = [validation.load(f / "stats.npz")[0] for f in folders]
+        found = [flagged(s, members, None, tolerance, min_samples, matrices) for s in stats]
+        differ = [
+            not ensemble.rates_agree(ref_rates, rates(f)[None, :], tolerance["alpha"])["agrees"].all() for f in folders
+        ]
+        lines.append({"runs": name, "n": len(found), "statistics": found, "rates": differ})
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--neuron-scale", type=float, default=0.05)
+    parser.add_argument("--indegree-scale", type=float, default=0.1)
+    parser.add_argument("--t-presim-ms", type=float, default=100.0)
+    parser.add_argument("--t-sim-ms", type=float, default=500.0)
+    parser.add_argument("--seeds", type=int, default=20, help="reference ensemble size (leave-one-out judgements)")
+    parser.add_argument("--changed-seeds", type=int, default=10, help="runs of each changed network")
+    parser.add_argument("--changes", default=",".join(CHANGES), help="which of: " + ", ".join(CHANGES))
+    parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
+    parser.add_argument("--out", default="results/bench-validation")
+    args = parser.parse_args(argv)
+    chosen = [c.strip() for c in args.changes.split(",") if c.strip()]
+    tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
+    tasks += [(seed, name, CHANGES[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
+    with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
+        folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
+    reference, rest = folders[: args.seeds], folders[args.seeds :]
+    changed = {name: rest[i * args.changed_seeds :][: args.changed_seeds] for i, name in enumerate(chosen)}
+    print(
+        f"PD14 on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
+        f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"
+    )
+    print(f"{'runs judged':34s} {'n':>3s}  {'flagged (spike statistics)':>27s}  {'rates differ':>12s}")
+    for line in judge(args, reference, changed):
+        share, rate_share = np.mean(line["statistics"]), np.mean(line["rates"])
+        print(f"{line['runs']:34s} {line['n']:3d}  {share:27.0%}  {rate_share:12.0%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""Validation against the reference simulator's own seeds (snnbench.network.ensemble) and the one
+reference of an experiment (validation_plan.reference_simulator), on synthetic samples and a planned config."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import experiment, validated
+from scipy import stats as scipy_stats
+from snnbench.network import compare, ensemble, validation, validation_plan, validation_table
+
+ALPHA = 0.05
+TOLERANCE = {"alpha": ALPHA, "ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
+MEMBERS = 10
+TRIALS = 400
+
+
+def ks(a, b):
+    return float(scipy_stats.ks_2samp(a, b).statistic)
+
+
+def draw(rng, scale=1.0, size=100):
+    """A run's per-neuron rates: each run has its own mean (seed-to-seed variability) around `scale`."""
+    return rng.gamma(4.0, scale * rng.normal(1.0, 0.05) / 4.0, size=size)
+
+
+def flagged(point, members, alpha=ALPHA):
+    limit, center = ensemble.allowed(ensemble.distances(point, members, None, ks), alpha)
+    return abs(np.mean(point) - center) > limit
+
+
+def test_a_point_drawn_as_the_reference_seeds_passes_at_about_the_stated_rate():
+    rng = np.random.default_rng(11)
+    rate = np.mean([flagged(draw(rng), [draw(rng) for _ in range(MEMBERS)]) for _ in range(TRIALS)])
+    # Binomial noise of 400 trials at 5 %: sd 1.1 points; the rule is stated as at most alpha.
+    assert rate <= ALPHA + 3 * np.sqrt(ALPHA * (1 - ALPHA) / TRIALS)
+    assert rate > 0  # a prediction limit, not an unreachable bound
+
+
+def test_a_shifted_point_fails():
+    rng = np.random.default_rng(12)
+    rate = np.mean([flagged(draw(rng, 1.3), [draw(rng) for _ in range(MEMBERS)]) for _ in range(TRIALS // 4)])
+    assert rate >= 0.9
+
+
+def test_leave_one_out_and_prediction_limit():
+    matrix = np.array([[0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=float)
+    assert ensemble.leave_one_out(matrix).tolist() == [1.5, 2.0, 2.5]
+    values = [1.0, 2.0, 3.0, 4.0]
+    expected = 2.5 + scipy_stats.t.ppf(0.95, 3) * np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
+    assert ensemble.upper_limit(values, 0.05) == pytest.approx(expected)
+    assert ensemble.upper_limit([1.0], 0.05) == np.inf
+    # The members' means, two-sided; a member is judged against the others only.
+    half_width = scipy_stats.t.ppf(1 - 0.05 / 2, 3) * np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
+    row = {"ensemble_means": [1.0, 2.0, 3.0, 4.0, 100.0], "ensemble_self": 4}
+    assert ensemble.allowed(row, 0.05) == pytest.approx((half_width, 2.5))
+    limit, center = ensemble.limits([row["ensemble_means"], [1.0, 2.0]], [4, 0], [0.05, 0.05])
+    assert limit[0] == pytest.approx(half_width) and np.isnan(limit[1])  # one other member gives no spread
+
+
+def population(rng, scale=1.0):
+    rates, cvs = draw(rng, scale, 80), rng.normal(scale, 0.1, 60)
+    correlations = rng.normal(0.01 * scale, 0.02, 300)
+    return {
+        "rate": rates,
+        "cv_isi": cvs,
+        "correlation": correlations,
+        "rate_neurons": np.array(80),
+        "cv_isi_neurons": np.array(60),
+        "correlation_neurons": np.array(25),
+    }
+
+
+def run(rng, scale=1.0):
+    return {pop: population(rng, scale) for pop in ("E", "I")}
+
+
+def test_verdict_and_table_judge_against_the_ensemble():
+    rng = np.random.default_rng(5)
+    members = [run(rng) for _ in range(6)]
+    cases = {
+        "member": (members[2], 2),
+        "same": (run(rng), None),
+        "shifted": (run(rng, 1.5), None),
+    }
+    results = {}
+    for name, (point, self_index) in cases.items():
+        rows = validation.compare(point, members[0], [], 5, members, self_index)
+        results[name] = {"checked": True, "rows": rows}
+        assert all(r["n_ensemble"] == (5 if self_index is not None else 6) for r in rows)
+    verdicts = {name: validation.verdict(result, TOLERANCE) for name, result in results.items()}
+    excess = {name: max(w["excess"] for w in v["worst"].values()) for name, v in verdicts.items()}
+    assert max(excess["member"], excess["same"]) < 1.5 < excess["shifted"], excess
+    assert verdicts["shifted"]["passed"] is False
+    assert "to reference seeds (n=6)" in verdicts["shifted"]["problems"][0]
+
+    rows = pd.DataFrame([dict(r, path=name) for name, res in results.items() for r in res["rows"]])
+    meta = pd.DataFrame([{"path": n, "checked": True, "reason": None, "reference": "r"} for n in results])
+    table = validation_table.judge_table(rows, meta, TOLERANCE)
+    for name, expected in verdicts.items():
+        assert table.loc[name, "validation_passed"] == expected["passed"]
+        assert table.loc[name, "validation_problems"] == "; ".join(expected["problems"])
+        assert table.loc[name, "validation_excess_rate"] == pytest.approx(expected["worst"]["rate"]["excess"])
+
+
+def test_rates_agree_within_what_the_reference_seeds_allow():
+    rng = np.random.default_rng(3)
+    reference = rng.normal([2.0, 5.0], [0.1, 0.2], size=(10, 2))
+    same = rng.normal([2.0, 5.0], [0.1, 0.2], size=(10, 2))
+    assert ensemble.rates_agree(reference, same)["agrees"].all()
+    shifted = ensemble.rates_agree(reference, same * [1.2, 1.0])
+    assert shifted["agrees"].tolist() == [False, True]
+    expected = scipy_stats.t.ppf(1 - 0.05 / 4, 9) * reference.std(axis=0, ddof=1) * np.sqrt(2 / 10)
+    assert shifted["tolerance"] == pytest.approx(expected)
+    assert not ensemble.rates_agree(reference[:1], same)["agrees"].any()  # one reference seed: no spread
+
+
+def test_one_reference_names_validation_agreement_and_figures():
+    """simulators: [brian2-cpp, nest] on PD14: validation, rate agreement and figures all use nest
+    (the model's reference simulator), and an experiment's `validation.reference` overrides it."""
+    from snnbench import planning
+    from snnbench.network.family import Network
+    from snnbench.network.rows import finish_table
+
+    exp = experiment(simulators=["brian2-cpp", "nest"], seeds=[1, 2, 3], validation={"seeds": 5})
+    cfg = validated(exp)
+    family = Network("pd14")
+    specs = planning.expand_points(cfg["experiments"][0])
+    assert family.validation_reference(cfg["experiments"][0]) == "nest"
+    # The ensemble's seeds the experiment lacks are points of nest alone, at its first shape.
+    extra = [s for s in specs if s["seed"] > 3]
+    assert extra and {s["simulator"] for s in extra} == {"nest"} and {s["seed"] for s in extra} == {4, 5}
+    references = {spec["experiment"]: family.validation_reference(cfg["experiments"][0]) for spec in specs}
+    ensembles = validation_plan.ensemble_index(specs, None, references)
+    brian2 = next(s["path"] for s in specs if s["simulator"] == "brian2-cpp")
+    assert [p.split("/")[2] for p in ensembles[brian2]] == ["nest"] * 5
+    assert [p.rsplit("seed", 1)[1] for p in ensembles[brian2]] == ["1", "2", "3", "4", "5"]
+    assert validation_plan.reference_index(specs, None, references)[brian2] == ensembles[brian2][0]
+
+    rows = []
+    for spec in specs:
+        rates = {"rate_L23E_hz": 1.0 + 0.05 * spec["seed"] + (0.0 if spec["simulator"] == "nest" else 0.01)}
+        rows.append({**spec["model"], "experiment": spec["experiment"], "simulator": spec["simulator"], **rates})
+        rows[-1].update(seed=spec["seed"], path=spec["path"], valid=True, status="ok", shape="1x1x1", vps=1)
+        rows[-1].update(time_simulate_s=1.0, scaling="strong", simulator_build=spec["simulator"])
+    validations = [
+        (s["path"], {"checked": False, "reason": "x", "rows": [], "reference_simulator": "nest"}) for s in specs
+    ]
+    points, _ = finish_table(pd.DataFrame(rows), validations, TOLERANCE, "nest")
+    assert set(points["validation_reference"]) == {"nest"} and compare.reference_of(points) == "nest"
+    assert "rates_agree_with_nest" in points and "rates_agree_with_brian2-cpp" not in points
+
+    chosen = validated(dict(exp, validation={"reference": "brian2-cpp"}))["experiments"][0]
+    assert family.validation_reference(chosen) == "brian2-cpp"
+
+
+def test_a_perturbation_changes_what_every_simulator_builds():
+    """pd14.perturbation (validation's power): all recurrent weights x f, delays + steps; unset: the model."""
+    from snnbench.network.models import pd14
+
+    params = {"neuron_scale": 0.02, "indegree_scale": 0.1, "input": "poisson"}
+    plain = pd14.network(params)
+    assert np.array_equal(plain.weight_mean_pA, pd14.derive(0.02, 0.1, "poisson").weight_mean_pA)
+    changed = pd14.network({**params, "perturbation": {"weight_scale": 1.2, "delay_steps": 1}})
+    assert np.allclose(changed.weight_mean_pA, 1.2 * plain.weight_mean_pA)
+    assert np.allclose(changed.delay_mean_ms, plain.delay_mean_ms + pd14.DT_MS)
+    assert changed.weight_ext_pA == plain.weight_ext_pA and changed.total_synapses == plain.total_synapses
