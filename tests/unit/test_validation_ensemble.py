@@ -24,8 +24,10 @@ def draw(rng, scale=1.0, size=100):
 
 
 def flagged(point, members, alpha=ALPHA):
-    limit, center = ensemble.allowed(ensemble.distances(point, members, None, ks), alpha)
-    return abs(np.mean(point) - center) > limit
+    row = {"mean": float(np.mean(point)), **ensemble.distances(point, members, None, ks)}
+    value, limit, logged = ensemble.offset(row, alpha)
+    assert logged  # positive rates: judged on the log scale
+    return value > limit
 
 
 def test_a_point_drawn_as_the_reference_seeds_passes_at_about_the_stated_rate():
@@ -38,7 +40,7 @@ def test_a_point_drawn_as_the_reference_seeds_passes_at_about_the_stated_rate():
 
 def test_a_shifted_point_fails():
     rng = np.random.default_rng(12)
-    rate = np.mean([flagged(draw(rng, 1.3), [draw(rng) for _ in range(MEMBERS)]) for _ in range(TRIALS // 4)])
+    rate = np.mean([flagged(draw(rng, 1.4), [draw(rng) for _ in range(MEMBERS)]) for _ in range(TRIALS // 4)])
     assert rate >= 0.9
 
 
@@ -49,12 +51,19 @@ def test_leave_one_out_and_prediction_limit():
     expected = 2.5 + scipy_stats.t.ppf(0.95, 3) * np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
     assert ensemble.upper_limit(values, 0.05) == pytest.approx(expected)
     assert ensemble.upper_limit([1.0], 0.05) == np.inf
-    # The members' means, two-sided; a member is judged against the others only.
-    half_width = scipy_stats.t.ppf(1 - 0.05 / 2, 3) * np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
-    row = {"ensemble_means": [1.0, 2.0, 3.0, 4.0, 100.0], "ensemble_self": 4}
-    assert ensemble.allowed(row, 0.05) == pytest.approx((half_width, 2.5))
-    limit, center = ensemble.limits([row["ensemble_means"], [1.0, 2.0]], [4, 0], [0.05, 0.05])
+    # The members' means, two-sided, on the log scale; a member is judged against the others only.
+    logs = np.log(values)
+    half_width = scipy_stats.t.ppf(1 - 0.05 / 2, 3) * np.std(logs, ddof=1) * np.sqrt(1 + 1 / 4)
+    row = {"mean": 100.0, "ensemble_means": [1.0, 2.0, 3.0, 4.0, 100.0], "ensemble_self": 4}
+    value, limit, logged = ensemble.offset(row, 0.05)
+    assert (value, limit, logged) == (pytest.approx(abs(np.log(100) - logs.mean())), pytest.approx(half_width), True)
+    means = [row["ensemble_means"], [1.0, 2.0]]
+    value, limit, logged = ensemble.offsets([100.0, 1.0], means, [4, 0], [0.05, 0.05])
     assert limit[0] == pytest.approx(half_width) and np.isnan(limit[1])  # one other member gives no spread
+    # A mean at or below zero (a correlation) is judged on the means themselves.
+    value, limit, logged = ensemble.offset({"mean": 0.5, "ensemble_means": [-1.0, 1.0, 2.0]}, 0.05)
+    raw_width = scipy_stats.t.ppf(1 - 0.05 / 2, 2) * np.std([-1.0, 1.0, 2.0], ddof=1) * np.sqrt(1 + 1 / 3)
+    assert (value, limit, logged) == (pytest.approx(2 / 3 - 0.5), pytest.approx(raw_width), False)
 
 
 def population(rng, scale=1.0):

@@ -4,7 +4,8 @@ A point's reference is an ensemble of runs of the reference simulator at the sam
 durations, one per seed (snnbench.network.validation_plan). For each population and statistic
 (snnbench.network.validation.STATISTICS: per-neuron rates, ISI CVs, pairwise correlations):
 
-- judged: the point's sample mean against the members' sample means. It passes where the |difference| from the
+- judged: the point's sample mean against the members' sample means, on the log scale where all are positive
+  (the seeds' means are right-skewed; their logs close to normal). It passes where the |difference| from the
   members' mean lies within the two-sided t prediction interval of one new run drawn as the members were:
   t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n), n the members (the point left out where it is one of them),
   a = `alpha` / the point's number of comparisons (Bonferroni over populations x statistics), so that
@@ -75,32 +76,47 @@ def others(distances: list, self_index: int | None) -> list:
     return [d for i, d in enumerate(distances) if i != self_index]
 
 
-def allowed(row: dict, alpha_per_comparison: float) -> tuple[float, float]:
-    """(largest allowed |mean difference|, the members' mean) of a row (validate_point's, with `ensemble_means`
-    and `ensemble_self`): the two-sided t prediction limit of the members' sample means; NaN where the
-    ensemble has too few members for a spread."""
-    limit, center = limits([row.get("ensemble_means")], [row.get("ensemble_self")], [alpha_per_comparison])
-    return float(limit[0]), float(center[0])
+def offset(row: dict, alpha_per_comparison: float) -> tuple[float, float, bool]:
+    """(the point's |difference| from the members, the largest allowed, whether on the log scale) of a row (validate_point's, with
+    `mean`, `ensemble_means` and `ensemble_self`), on the log scale where every mean is positive (see
+    `offsets`); NaN where the ensemble has too few members for a spread."""
+    rows = [row.get("mean")], [row.get("ensemble_means")], [row.get("ensemble_self")], [alpha_per_comparison]
+    judged, limit, logged = offsets(*rows)
+    return float(judged[0]), float(limit[0]), bool(logged[0])
 
 
-def limits(ensemble_means, self_indexes, alphas) -> tuple[np.ndarray, np.ndarray]:
-    """`allowed` for many rows at once (collect judges thousands): the rows' ensemble_means lists, their
-    ensemble_self (None or NaN where the point is no member) and levels per comparison."""
+def _scale(point, kept: list) -> tuple[float, list]:
+    """log of the point's and the members' sample means where all are positive, else the means themselves:
+    the seeds' means of rates, CVs and correlations are right-skewed (a network-wide synchrony of one seed
+    raises every pair's correlation), the logs of them close to normal (measured: `make bench-validation`)."""
+    if point is not None and math.isfinite(point) and point > 0 and all(v > 0 for v in kept):
+        return math.log(point), [math.log(v) for v in kept]
+    return (math.nan if point is None else float(point)), kept
+
+
+def offsets(points, ensemble_means, self_indexes, alphas) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`offset` for many rows at once (collect judges thousands): the points' sample means, the rows'
+    ensemble_means lists, their ensemble_self (None or NaN where the point is no member) and levels per
+    comparison. The limit is the two-sided t prediction interval t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n) of the
+    n members' (log) means, the point left out where it is one of them."""
     from scipy import stats
 
-    n, mean, sd = [], [], []
-    for values, self_index in zip(ensemble_means, self_indexes, strict=True):
+    judged, n, sd, logged = [], [], [], []
+    for point, values, self_index in zip(points, ensemble_means, self_indexes, strict=True):
         index = None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
         kept = [d for d in others(values if isinstance(values, list) else [], index) if _finite(d)]
+        value, scaled = _scale(point, kept)
+        logged.append(scaled is not kept)
+        kept = scaled
         n.append(len(kept))
-        mean.append(float(np.mean(kept)) if kept else math.nan)
+        judged.append(abs(value - float(np.mean(kept))) if kept else math.nan)
         sd.append(float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan)
-    n, mean, sd = np.array(n, dtype=float), np.array(mean), np.array(sd)
+    n, sd = np.array(n, dtype=float), np.array(sd)
     enough = n >= MIN_MEMBERS - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         quantile = stats.t.ppf(1 - np.asarray(alphas, dtype=float) / 2, np.where(enough, n - 1, 1))
         limit = np.where(enough, quantile * sd * np.sqrt(1 + 1 / np.maximum(n, 1)), math.nan)
-    return limit, mean
+    return np.array(judged, dtype=float), limit, np.array(logged, dtype=bool)
 
 
 def _finite(value) -> bool:

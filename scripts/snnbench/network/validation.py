@@ -227,9 +227,9 @@ def judged(row: dict, tolerance: dict, comparisons: int) -> tuple[float, float, 
     (snnbench.network.ensemble); else the KS distance to the one reference run against sampling noise
     at `ks_alpha` / comparisons plus the fixed `ks_margin`."""
     if row.get("ensemble_means"):
-        limit, center = ensemble_module.allowed(row, tolerance["alpha"] / max(comparisons, 1))
-        if not math.isnan(limit) and not _missing(row.get("mean")):
-            return abs(row["mean"] - center), limit, "mean off by", f"reference seeds (n={row['n_ensemble']})"
+        value, limit, logged = ensemble_module.offset(row, tolerance["alpha"] / max(comparisons, 1))
+        if not math.isnan(limit) and not math.isnan(value):
+            return value, limit, "log mean off by" if logged else "mean off by", f"reference seeds (n={row['n_ensemble']})"
     noise = ks_critical(tolerance["ks_alpha"] / max(comparisons, 1), row["n_neurons"], row["n_neurons_reference"])
     return row["ks_reference"], tolerance["ks_margin"][row["statistic"]] + noise, "KS", "reference"
 

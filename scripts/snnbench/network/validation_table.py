@@ -28,22 +28,25 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
         critical = kolmogi(tolerance["ks_alpha"] / count)
         noise = np.where((n >= 1) & (m >= 1), critical * np.sqrt((n + m) / (n * m)), np.inf)
     one_run = compared["statistic"].map(tolerance["ks_margin"]).astype(float).to_numpy() + noise
-    seeds, center = np.full(len(compared), np.nan), np.full(len(compared), np.nan)
+    seeds, off = np.full(len(compared), np.nan), np.full(len(compared), np.nan)
+    logged = np.zeros(len(compared), dtype=bool)
     has_ensemble = compared["ks_ensemble"].notna().to_numpy() & ("ensemble_means" in compared)
     if has_ensemble.any():
         part = compared[has_ensemble]
-        seeds[has_ensemble], center[has_ensemble] = ensemble_module.limits(
-            part["ensemble_means"].tolist(), part["ensemble_self"].tolist(), tolerance["alpha"] / count[has_ensemble]
+        off[has_ensemble], seeds[has_ensemble], logged[has_ensemble] = ensemble_module.offsets(
+            part["mean"].tolist(),
+            part["ensemble_means"].tolist(),
+            part["ensemble_self"].tolist(),
+            tolerance["alpha"] / count[has_ensemble],
         )
-    use = np.isfinite(seeds) & compared["mean"].notna().to_numpy()
+    use = np.isfinite(seeds) & np.isfinite(off)
     compared["ks"] = compared["ks_ensemble"].where(compared["ks_ensemble"].notna(), compared["ks_reference"])
-    off = np.abs(compared["mean"].to_numpy(dtype=float) - center)
     compared["judged"] = np.where(use, off, compared["ks_reference"])
     compared["allowed"] = np.where(use, seeds, one_run)
     counts = compared["n_ensemble"] if "n_ensemble" in compared else pd.Series(0, index=compared.index)
     seeds_text = "reference seeds (n=" + counts.fillna(0).astype(int).astype(str) + ")"
     compared["against"] = np.where(use, seeds_text, "reference")
-    compared["measure"] = np.where(use, "mean off by", "KS")
+    compared["measure"] = np.where(use, np.where(logged, "log mean off by", "mean off by"), "KS")
     compared["excess"] = compared["judged"] / compared["allowed"]
     return compared
 
