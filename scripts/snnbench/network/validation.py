@@ -229,7 +229,8 @@ def judged(row: dict, tolerance: dict, comparisons: int) -> tuple[float, float, 
     if row.get("ensemble_means"):
         value, limit, logged = ensemble_module.offset(row, tolerance["alpha"] / max(comparisons, 1))
         if not math.isnan(limit) and not math.isnan(value):
-            return value, limit, "log mean off by" if logged else "mean off by", f"reference seeds (n={row['n_ensemble']})"
+            measure = "log mean off by" if logged else "mean off by"
+            return value, limit, measure, f"reference seeds (n={row['n_ensemble']})"
     noise = ks_critical(tolerance["ks_alpha"] / max(comparisons, 1), row["n_neurons"], row["n_neurons_reference"])
     return row["ks_reference"], tolerance["ks_margin"][row["statistic"]] + noise, "KS", "reference"
 
