@@ -78,8 +78,8 @@ def others(distances: list, self_index: int | None) -> list:
 
 def offset(row: dict, alpha_per_comparison: float) -> tuple[float, float, bool]:
     """(the point's |difference| from the members, the largest allowed, whether on the log scale) of a row
-    (validate_point's, with `mean`, `ensemble_means` and `ensemble_self`), on the log scale where every mean is positive (see
-    `offsets`); NaN where the ensemble has too few members for a spread."""
+    (validate_point's, with `mean`, `ensemble_means` and `ensemble_self`), on the log scale where every mean
+    is positive (see `offsets`); NaN where the ensemble has too few members for a spread."""
     rows = [row.get("mean")], [row.get("ensemble_means")], [row.get("ensemble_self")], [alpha_per_comparison]
     judged, limit, logged = offsets(*rows)
     return float(judged[0]), float(limit[0]), bool(logged[0])
