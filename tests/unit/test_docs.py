@@ -48,7 +48,7 @@ NAMED_IN = [
     REPO / "Makefile",
     REPO / "Snakefile",
     REPO / "config" / "README.md",
-    REPO / "config" / "config.yaml",
+    *sorted((REPO / "config").rglob("*.yaml")),
     *sorted((REPO / "docs").glob("*.md")),
     *sorted((REPO / "envs").glob("*.yaml")),
     *sorted((REPO / "workflow").rglob("*.smk")),
