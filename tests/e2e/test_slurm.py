@@ -35,11 +35,17 @@ from conftest import (
     module_tree,
     validated,
 )
-from snnbench import environments, paths
+from snnbench import environments, families, paths
 from snnbench.network.models import hpc_benchmark as hpc
-from snnbench.planning.experiments import estimate_mem_mb, expand_points
+from snnbench.planning.experiments import expand_points
 
 pytestmark = pytest.mark.slow
+
+
+def estimate_mem_mb(spec: dict) -> int:
+    """Memory per node that the execute rule asks for (common.smk's get_point_mem_mb: the point's family)."""
+    return families.of_spec(spec).mem_mb(spec, {})
+
 
 CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
 SHARED = Path(os.environ.get("SNNBENCH_SLURM_STATE", "/var/tmp/snnbench-slurm")) / "work"

@@ -4,6 +4,8 @@ tests/e2e/test_genn.py runs PD14 on GeNN's CPU backend through the workflow."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from conftest import config_problems, experiment, validated
@@ -12,6 +14,7 @@ from snnbench.network import simulators
 from snnbench.network.models import pd14
 from snnbench.network.simulators import environment_for
 from snnbench.network.simulators.genn import common as genn
+from snnbench.network.simulators.genn.pd14 import GennBackend
 
 
 @pytest.mark.parametrize(("presim", "sim"), [(0, 50), (30, 50), (50, 50), (120, 50), (7, 13)])
@@ -29,7 +32,8 @@ def test_delays_in_steps_and_the_delay_buffer():
     assert params["minSteps"] == 0.5  # NEST redraws delays below dt/2
     assert params["maxSteps"] == pytest.approx((1.5 + genn.DELAY_BOUND_SD * 0.75) / pd14.DT_MS)
     net = pd14.derive(0.1, 0.1)
-    slots = genn.dendritic_delay_slots(net)
+    # The projections GennBackend.connect draws PD14 from (its one input, the derived network).
+    slots = genn.delay_slots(GennBackend.projections(SimpleNamespace(net=net)), pd14.DT_MS)
     # The longest drawable delay fits the buffer: slots hold delays 0 .. rint(max).
     longest = max(
         genn.delay_params(m, s)["maxSteps"] for m, s in zip(net.delay_mean_ms.flat, net.delay_sd_ms.flat, strict=True)

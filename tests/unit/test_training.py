@@ -58,12 +58,14 @@ def test_training_experiment_defaults_and_points():
 
 def test_pd14_and_training_experiments_side_by_side():
     cfg = validated(experiment(), training_experiment(devices=["cpu", "cuda"]))
-    points = planning.plan(cfg).points
+    campaign = planning.plan(cfg)
+    points = campaign.points
     kinds = sorted({p.get("model_name") for p in points.values()})
     assert kinds == ["pd14", "snn-training"]
     cuda = [p for p in points.values() if p.get("device") == "cuda"]
     assert {p["timing"]["repetitions"] for p in cuda} == {20}
-    assert planning.estimate_mem_mb(cuda[0]) > 1500
+    # The request the execute rule makes (common.smk's get_point_mem_mb).
+    assert campaign.family[cuda[0]["experiment"]].mem_mb(cuda[0], cfg) > 1500
 
 
 @pytest.mark.parametrize(

@@ -126,18 +126,13 @@ def _point_build(environment: str, package: str, name: str, build_json: str, pyt
 def point_build(environment: str, package: str, name: str, build: dict) -> dict:
     """The `build` of a point's spec: the configured build, its source tree's state and its key.
     Made once per process for all points of the build: a source tree as it is when the workflow
-    plans (replan() forgets it)."""
+    plans (a later plan is a new process)."""
     build = dict(build)
     if "source" in build:
         build["source"] = os.path.realpath(os.path.expanduser(build["source"]))
     if is_modules(build):
         return {"name": name, **build, **({"modulepath": lmod.folders(build)} if "modulepath" in build else {})}
     return _point_build(environment, package, name, json.dumps(build, sort_keys=True), platform.python_version())
-
-
-def replan() -> None:
-    """Forget the builds made so far (a source tree may have changed since)."""
-    _point_build.cache_clear()
 
 
 def content(build: dict) -> dict:

@@ -18,7 +18,6 @@ from snnbench.planning.campaign import (
 from snnbench.planning.experiments import (
     ConfigError,
     build_labels,
-    estimate_mem_mb,
     expand_points,
     experiment_named,
     problems,
@@ -30,7 +29,6 @@ __all__ = [
     "ConfigError",
     "ConfigRefused",
     "build_labels",
-    "estimate_mem_mb",
     "expand_points",
     "experiment_named",
     "load",

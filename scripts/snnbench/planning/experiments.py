@@ -60,11 +60,6 @@ def time_limit_s(config: dict, spec: dict) -> float:
     return experiment_named(config, spec["experiment"])["time_limit_min"] * 60.0
 
 
-def estimate_mem_mb(spec: dict) -> int:
-    """Memory to request per node for a point (its family's estimate)."""
-    return families.of_spec(spec).mem_mb(spec, {})
-
-
 def build_labels(config: dict, key: str) -> list[str]:
     """The uses of the environment with this key in a config's experiments, e.g.
     `nest@nest-3.9 (experiment nest-builds)`: how a failed build names itself."""

@@ -68,12 +68,6 @@ def delay_params(mean_ms: float, sd_ms: float, dt_ms: float = pd14.DT_MS, min_st
     }
 
 
-def dendritic_delay_slots(net: pd14.Network, dt_ms: float = pd14.DT_MS) -> int:
-    """Slots of GeNN's dendritic delay buffer for PD14's longest delay (delay_slots)."""
-    delays = zip(net.delay_mean_ms.flat, net.delay_sd_ms.flat, strict=True)
-    return delay_slots([{"delay": (m, s)} for m, s in delays], dt_ms)
-
-
 def delay_slots(projections: list[dict], dt_ms: float) -> int:
     """Slots of GeNN's dendritic delay buffer for the longest delay the snippet can draw (one
     value for every projection, so that GeNN can fuse their postsynaptic models)."""
