@@ -13,7 +13,7 @@ from snnbench import families, figures, planning
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
 from snnbench.network.models import pd14
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.schemas import schema_default
 from snnbench.tables import collect
 

@@ -6,7 +6,7 @@ import jsonschema
 import numpy as np
 import pytest
 from snnbench.network import ranks
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.records import record
 
 

@@ -21,7 +21,7 @@ from snnbench.dev.benchkit import (
 )
 from snnbench.network import activity, compare
 from snnbench.network.models import pd14
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.planning.experiments import expand_points
 
 

@@ -19,7 +19,7 @@ from snnbench import planning
 from snnbench.hashing import canonical_hash
 from snnbench.network import validation, validation_plan
 from snnbench.network.models import pd14
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.paths import point_benchmark
 from snnbench.records import record
 

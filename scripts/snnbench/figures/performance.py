@@ -12,7 +12,7 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, legend, lines, mark_invalid, no_data, stacked_bars, vps_axis
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import colors
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 
 CONSTRUCTION = ("setup", "create", "connect", "prepare")
 PROPAGATION = ("presimulate", "simulate")

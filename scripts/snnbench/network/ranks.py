@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 
 
 def merge_ranks(ranks: list[dict]) -> dict:

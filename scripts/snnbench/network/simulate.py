@@ -20,8 +20,8 @@ import numpy as np
 from snnbench.machine import affinity, energy, hardware
 from snnbench.machine.memory import process_mb
 from snnbench.network import models
+from snnbench.network.phases import PHASES
 from snnbench.network.simulators import get_builder
-from snnbench.network.simulators.base import PHASES
 from snnbench.records import identity
 
 

@@ -27,7 +27,7 @@ import plotly.io as pio
 import plotly.offline
 from plotly.subplots import make_subplots
 
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.planning.campaign import ConfigRefused
 from snnbench.results import dashboard_pages, history, steps
 

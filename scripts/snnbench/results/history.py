@@ -41,7 +41,7 @@ import pandas as pd
 import yaml
 
 from snnbench import paths
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.planning.campaign import ConfigRefused, unreadable
 from snnbench.results import archive
 from snnbench.schemas import CONFIG_SCHEMA, config_problems, load_schema

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from snnbench.network.simulators.base import PHASES
+from snnbench.network.phases import PHASES
 from snnbench.schemas import CONFIG_SCHEMA, config_problems, load_schema, schema_default
 from snnbench.tables.frames import read_points, shapes, write_table
 

@@ -14,9 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-# The simulator-neutral phases, in the order the driver calls them.
-PHASES = ("setup", "create", "connect", "prepare", "presimulate", "simulate")
-
 
 @dataclass
 class RankOutput:
@@ -50,7 +47,7 @@ class Backend:
         self.spec = spec
         self.model = spec["model"]
 
-    # Phases: each called exactly once, in PHASES order.
+    # Phases: each called exactly once, in PHASES order (snnbench.network.phases).
     def setup(self) -> None:
         raise NotImplementedError
 

@@ -1,0 +1,6 @@
+"""The phases of a network point, in the order the driver (snnbench.network.simulate) calls and times
+them: the names of the record's phase timers. Here, not beside the Backend, so that figures and
+results read them without loading a simulator.
+"""
+
+PHASES = ("setup", "create", "connect", "prepare", "presimulate", "simulate")
