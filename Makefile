@@ -60,7 +60,7 @@ run-data: env
 
 ## bench-data: run-data, then print per strategy and model the later-epoch time by part and the speed-up over naive
 bench-data: run-data
-	$(VENV)/bin/python -m snnbench.data.summary results/snn-data-cpu/points.csv
+	$(VENV)/bin/python -m snnbench.dev.data_summary results/snn-data-cpu/points.csv
 
 ## bench-training-memory: peak memory and step time against T per memory strategy and library (config/experiments/snn-training-memory.yaml), then the table against vanilla
 bench-training-memory: env
@@ -178,6 +178,12 @@ lint: env
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
+	$(REGISTRY_PLUGINS) $(VENV)/bin/python -m snnbench.dev.registry_imports
+
+# The tests' plugins (a model, two simulators), so that the registry check resolves plugins' strings too.
+REGISTRY_PLUGINS = PYTHONPATH=tests/models:tests/simulators$${PYTHONPATH:+:$$PYTHONPATH} \
+	SNNBENCH_NETWORK_MODELS=two_populations=two_populations:TwoPopulations \
+	SNNBENCH_NETWORK_SIMULATORS=nest-plugin=nest_plugin:SIMULATOR,nest-sleepy=sleepy_plugin:SIMULATOR
 
 format: env
 	$(VENV)/bin/snakefmt .

@@ -15,6 +15,8 @@ from conftest import REPO, VENV_BIN
         ["ruff", "format", "--check", "."],
         # The layers, PD14 kept inside the network family, no import cycles (pyproject.toml).
         ["lint-imports", "--no-cache"],
+        # The same contracts with the registries' strings counted as imports.
+        ["python", "-m", "snnbench.dev.registry_imports"],
     ],
     ids=lambda c: " ".join(c),
 )

@@ -11,8 +11,8 @@ import pytest
 from conftest import experiment, validated
 from snnbench import families, figures, planning
 from snnbench.data import spec as data_spec
-from snnbench.data import summary
 from snnbench.data.synthetic import SyntheticSHD
+from snnbench.dev import data_summary as summary
 from snnbench.records import record
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from snnbench.families.base import Family
+from snnbench.run.family import Family
 
 CLASSES = {"shd": 20, "ssc": 35}  # the real datasets' label counts
 

@@ -1,8 +1,10 @@
 """Benchmark families by name (the `model` of a config experiment, `model_name` of a point).
 
 This registry is the one list of families: the config schema's `model` enum is tested equal to
-it. Adding a family: a module with a `Family` subclass (snnbench.families.base), one entry here,
+it. Adding a family: a module with a `Family` subclass (snnbench.run.family), one entry here,
 its schema block, and its environments. Nothing outside the family's modules names a family.
+The registry sits above the families in the layers (pyproject.toml): it names their modules, and
+snnbench.dev.registry_imports checks those names as imports.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import importlib
 import os
 from functools import cache
 
-from snnbench.families.base import Family
+from snnbench.network.models import DEFAULT
+from snnbench.run.family import Family
 
 # name -> "module:Class", imported on demand (a family's modules may need its own environment).
 FAMILIES = {
@@ -25,9 +28,7 @@ NETWORK = "snnbench.network.family:Network"
 NETWORK_MODELS = "snnbench.network.models"
 NETWORK_SCHEMA = "snnbench.network.schema"
 NETWORK_SIMULATORS = "snnbench.network.simulators"
-# The family (network model) of an experiment that names no `model`, and of a spec written before
-# models had names: the one place this default is written (the schema's default comes from it).
-DEFAULT = "pd14"
+# DEFAULT (imported above): the family of an experiment that names no `model`, a network model.
 
 
 class UnknownFamily(ValueError):

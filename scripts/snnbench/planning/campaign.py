@@ -24,7 +24,7 @@ from snnbench.network import validation_plan
 from snnbench.planning import experiments
 from snnbench.schemas import config_problems, fill_defaults
 
-# Every family's point ends in its seed (snnbench.families.base.Family.point_pattern).
+# Every family's point ends in its seed (snnbench.run.family.Family.point_pattern).
 SEED = re.compile(r"(?:^|/)seed(\d+)$")
 
 
@@ -295,7 +295,7 @@ class Campaign:
     @cached_property
     def derivations(self) -> dict[str, dict]:
         """Files points read that a rule derives once (a network description): path -> derivation
-        (snnbench.families.base.Family.derivations); a model's parameters do not depend on the seed."""
+        (snnbench.run.family.Family.derivations); a model's parameters do not depend on the seed."""
         return {path: d for s in self.representatives() for path, d in self.family_of_point(s).derivations(s).items()}
 
     # --- validation: each validated point's reference run and other seeds, indexed once

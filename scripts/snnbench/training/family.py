@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from snnbench.families.base import Family
+from snnbench.run.family import Family
 
 # The family's figures: name -> panels (registered in snnbench.figures).
 FIGURES: dict[str, list[str]] = {

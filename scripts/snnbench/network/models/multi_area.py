@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.network.models.base import NetworkModel, Size, parameter_block
+from snnbench.network.models.multi_area_derive import STATES
 from snnbench.paths import NETWORK_DESCRIPTION
 from snnbench.records import inputs
 
@@ -41,12 +42,6 @@ AREAS = (
     "AITd", "TH",
 )  # fmt: skip
 POPULATION_TYPES = ("23E", "23I", "4E", "4I", "5E", "5I", "6E", "6I")
-# Cortico-cortical weight factors of the two states (Schmidt et al. 2018, PLoS CB: chi = 1.9, chi_I = 2.0
-# for the metastable state; 1 for the ground state). v1.2.0's own defaults are the metastable state's.
-STATES = {
-    "ground": {"cc_weights_factor": 1.0, "cc_weights_I_factor": 1.0},
-    "metastable": {"cc_weights_factor": 1.9, "cc_weights_I_factor": 2.0},
-}
 DT_MS = 0.1
 # Memory per neuron and per synapse on NEST, with PD14's headroom, the interpreter and NEST itself beside them:
 # the synapse PD14's measured figure (snnbench.network.models.pd14: the same static synapses), the neuron
@@ -152,11 +147,7 @@ class MultiArea(NetworkModel):
     description_module = "snnbench.network.models.multi_area_derive"
     reference_simulator = "nest-inm6"  # INM-6's own simulation of the same description
     figures = {"areas": ["area_rates", "rates_against_reference"]}  # snnbench.figures.areas
-    builders = {
-        "nest": "snnbench.network.simulators.nest.multi_area:MultiAreaNest",
-        "genn": "snnbench.network.simulators.genn.multi_area:MultiAreaGenn",
-        "genn-cpu": "snnbench.network.simulators.genn.multi_area:MultiAreaGenn",
-    }
+    # Its builders are the simulators' (nest, genn, genn-cpu, nest-inm6: snnbench.network.simulators).
 
     def description_key(self, params: dict) -> str | None:
         return description_key(params)

@@ -23,12 +23,16 @@ from pathlib import Path
 from snnbench import environments
 
 RATES_FILE = "tests/fullscale_rates.json"  # the full-scale rates the compensation and the replacement use
+# Cortico-cortical weight factors of the two states (Schmidt et al. 2018, PLoS CB: chi = 1.9, chi_I = 2.0
+# for the metastable state; 1 for the ground state). v1.2.0's own defaults are the metastable state's.
+STATES = {
+    "ground": {"cc_weights_factor": 1.0, "cc_weights_I_factor": 1.0},
+    "metastable": {"cc_weights_factor": 1.9, "cc_weights_I_factor": 2.0},
+}
 
 
 def model_spec(params: dict, tree: Path, all_areas: list[str]) -> dict:
     """INM-6's network spec for the description's parameters (snnbench.network.models.multi_area)."""
-    from snnbench.network.models.multi_area import STATES
-
     connection = dict(STATES[params["state"]])
     if set(params["areas_simulated"]) != set(all_areas):
         connection["replace_non_simulated_areas"] = "het_poisson_stat"

@@ -44,7 +44,10 @@ class Simulator:
 
 NEST = "snnbench.network.simulators.nest"
 BRIAN2 = "snnbench.network.simulators.brian2"
-GENN = "snnbench.network.simulators.genn.pd14:GennBackend"
+GENN = {
+    "pd14": "snnbench.network.simulators.genn.pd14:GennBackend",
+    "multi_area_model": "snnbench.network.simulators.genn.multi_area:MultiAreaGenn",
+}
 BRIAN2_PD14 = {"pd14": f"{BRIAN2}.pd14:Brian2Backend"}
 GENN_OPTIONS = "snnbench.network.simulators.genn.options:problems"
 
@@ -54,7 +57,11 @@ SIMULATORS = {
         environment="nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
-        builders={"pd14": f"{NEST}.pd14:NestBackend", "hpc_benchmark": f"{NEST}.hpc_benchmark:HpcBenchmarkNest"},
+        builders={
+            "pd14": f"{NEST}.pd14:NestBackend",
+            "hpc_benchmark": f"{NEST}.hpc_benchmark:HpcBenchmarkNest",
+            "multi_area_model": f"{NEST}.multi_area:MultiAreaNest",
+        },
     ),
     "pynn-nest": Simulator(
         environment="pynn-nest",
@@ -73,8 +80,8 @@ SIMULATORS = {
     "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2", builders=BRIAN2_PD14),
     "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2", builders=BRIAN2_PD14),
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
-    "genn": Simulator(environment="pygenn", gpus=1, options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
-    "genn-cpu": Simulator(environment="pygenn", options="genn", builders={"pd14": GENN}, option_check=GENN_OPTIONS),
+    "genn": Simulator(environment="pygenn", gpus=1, options="genn", builders=GENN, option_check=GENN_OPTIONS),
+    "genn-cpu": Simulator(environment="pygenn", options="genn", builders=GENN, option_check=GENN_OPTIONS),
     # INM-6's own simulation of the multi-area model in the model's environment: its reference run.
     "nest-inm6": Simulator(
         environment="multi-area-model",

@@ -1,7 +1,7 @@
 """Print an snn-data table as the study's table: per model and strategy the medians over seeds of
 a later epoch by part, the first epoch, the speed-up over naive and the caches' footprint.
 
-    python -m snnbench.data.summary results/<experiment>/points.csv
+    python -m snnbench.dev.data_summary results/<experiment>/points.csv
 """
 
 from __future__ import annotations
