@@ -3,17 +3,22 @@ series, number of points, values), not only that a file exists."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import BOUNDS
+from conftest import BOUNDS, REPO
 from snnbench import families, figures, planning
 from snnbench.dev import synthetic
 from snnbench.network import validation_plan
 from snnbench.network.models import pd14
 from snnbench.network.phases import PHASES
+from snnbench.planning import panels
 from snnbench.schemas import schema_default
 from snnbench.tables import collect
 
@@ -322,6 +327,19 @@ def test_adding_a_panel_is_one_function(data):
         assert figures.caption(["points_per_simulator"]) == "Number of points per simulator."
     finally:
         del figures.PANELS["points_per_simulator"]
+
+
+def test_planning_knows_every_panel_without_the_figure_modules():
+    """The panel names planning checks a config against (read from the figure modules' source) are the
+    registered panels, and checking a config imports neither a figure module nor matplotlib."""
+    assert sorted(panels.names()) == sorted(figures.PANELS)
+    check = (
+        "import sys; from snnbench import planning; config = planning.read_config(['config/config.yaml']); "
+        "planning.plan(config); assert not [m for m in sys.modules if m.startswith(('matplotlib', 'snnbench.figures'))]"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "scripts"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", check], cwd=REPO, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_comparison_across_tables(data):

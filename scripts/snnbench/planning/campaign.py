@@ -21,7 +21,7 @@ from functools import cached_property
 from snnbench import environments, families, paths
 from snnbench.environments import builds, maker
 from snnbench.network import validation_plan
-from snnbench.planning import experiments
+from snnbench.planning import experiments, panels
 from snnbench.schemas import config_problems, fill_defaults
 
 # Every family's point ends in its seed (snnbench.run.family.Family.point_pattern).
@@ -107,7 +107,7 @@ def load(config: dict, files=(), *, checked: bool = False) -> dict:
 def plan(config: dict, files=(), *, uses_conda: bool = False, checked: bool = False) -> Campaign:
     """The campaign of a raw config (files: where it came from, for the messages). Raises
     ConfigRefused. checked: as for load(); a job skips the checks across keys too (the panel check
-    imports every figure module, and the family checks expand every point)."""
+    reads every figure module's source, and the family checks expand every point)."""
     campaign = Campaign(load(config, files, checked=checked), uses_conda, files)
     problems = [] if checked else campaign.figure_problems()
     if problems:
@@ -167,27 +167,26 @@ class Campaign:
         return problems
 
     def _panel_problems(self) -> list[str]:
-        from snnbench import figures  # every figure module, with matplotlib: only where the config is checked
-
+        known = panels.names()  # the figure modules' panels, read from their source (no matplotlib)
         configured = self.config["figures"]["experiment"]
-        named = [(f"figures.experiment.{name}", panels) for name, panels in configured.items()]
+        named = [(f"figures.experiment.{name}", listed) for name, listed in configured.items()]
         named += [(f"figures.comparisons ({c['name']}).panels", c["panels"]) for c in self.comparisons.values()]
         # A family's own figures (not the config's), e.g. snn-training's.
         named += [
-            (f"the figure {figure!r} of experiment {name}", panels)
+            (f"the figure {figure!r} of experiment {name}", listed)
             for name, experiment in self.figures.items()
-            for figure, panels in experiment.items()
-            if configured.get(figure) != panels
+            for figure, listed in experiment.items()
+            if configured.get(figure) != listed
         ]
         problems = []
-        for where, panels in named:
-            unknown = [p for p in panels if p not in figures.PANELS]
+        for where, names in named:
+            unknown = [p for p in names if p not in known]
             if unknown:
                 # The closest names, not all of them: the list of every panel outgrew one readable line.
-                close = sorted({c for p in unknown for c in difflib.get_close_matches(p, figures.PANELS, n=3)})
+                close = sorted({c for p in unknown for c in difflib.get_close_matches(p, known, n=3)})
                 hint = f"close: {', '.join(close)}; " if close else ""
                 problems.append(
-                    f"{where} names unknown panels {unknown} ({hint}all {len(figures.PANELS)} panels: docs/figures.md)"
+                    f"{where} names unknown panels {unknown} ({hint}all {len(known)} panels: docs/figures.md)"
                 )
         return problems
 
