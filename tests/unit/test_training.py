@@ -18,7 +18,6 @@ from snnbench.machine import gpu
 from snnbench.records import record
 from snnbench.tables import collect
 from snnbench.training import equivalence, sanity
-from snnbench.training import execute as training_execute
 from snnbench.training import spec as training_spec
 
 # A record's provenance as the tests' records carry it (the parts the training rows read).
@@ -122,7 +121,8 @@ def test_cuda_point_without_gpu_is_recorded_as_skipped(tmp_path):
         pytest.skip("this machine has a GPU: the point would run")
     spec = point(device="cuda")
     (tmp_path / "spec.json").write_text(json.dumps(spec))
-    rec = training_execute.run_point(tmp_path / "spec.json", tmp_path / "record.json", tmp_path / "log", 60)
+    outputs = {"record.json": tmp_path / "record.json"}
+    rec = families.get("snn-training").run_point(spec, tmp_path / "spec.json", outputs, tmp_path / "log", {}, 60)
     assert rec["status"] == "skipped" and rec["failure"]["reason"].startswith("no GPU")
     row = collect.point_row(json.loads((tmp_path / "record.json").read_text()), {})
     assert row["status"] == "skipped" and not row["valid"] and row["failure_reason"].startswith("no GPU")

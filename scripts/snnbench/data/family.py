@@ -2,17 +2,16 @@
 training step (snnbench.data).
 
 One point per dataset x strategy x tensors x workers x pinned memory x prefetching x model x
-device x batch x seed, run by snnbench.data.execute in envs/tonic.yaml's environment. A point that
-cannot run here (a GPU strategy or cuda device without a GPU, dataset files not on disk) is
-recorded as skipped with the reason, so the workflow does not stop for it.
+device x batch x seed, run by snnbench.data.run in envs/tonic.yaml's environment (its parent:
+snnbench.run.child). A point that cannot run here (a GPU strategy or cuda device without a GPU,
+dataset files not on disk) is recorded as skipped with the reason, so the workflow does not stop for it.
 """
 
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
-from snnbench.run.family import Family
+from snnbench.run.family import ChildFamily
 
 CLASSES = {"shd": 20, "ssc": 35}  # the real datasets' label counts
 
@@ -25,7 +24,7 @@ FIGURES: dict[str, list[str]] = {
 }
 
 
-class Data(Family):
+class Data(ChildFamily):
     name = "snn-data"
     point_pattern = (
         "{dataset}/{strategy}_{tensors}_w{workers}_{pin}_pf{prefetch_factor}/{framework}_{device}_B{batch}/seed{seed}"
@@ -137,21 +136,21 @@ class Data(Family):
     def cpu_environments(self) -> list[str]:
         return [self.environment({})]
 
-    def resources(self, spec: dict, config: dict) -> dict:
-        from snnbench.run import child
+    # A point: the child (`python -m snnbench.data.run`, envs/tonic.yaml) in a scratch directory (its disk
+    # cache included, removed afterwards); snnbench.run.child runs it and writes the record, whatever happens.
+    child_module, section = "snnbench.data.run", "data"
+    result_keys = ("versions", "dataset", "device", "epochs", "summary", "memory", "trainable_parameters")
 
-        return child.resources(spec, estimate_mem_mb(spec))
+    def point_mem_mb(self, spec: dict) -> int:
+        return estimate_mem_mb(spec)
 
-    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
-        from snnbench.data.execute import run_point
+    def skip_reason(self, spec: dict) -> str | None:
+        """A cuda device or the gpu strategy without a GPU: skipped, without a child."""
+        from snnbench.data import spec as data_spec
+        from snnbench.machine import gpu
 
-        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec)
-
-    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench.data.execute import RESULT_KEYS
-        from snnbench.run import child
-
-        return child.import_run(spec, run_dir, outputs["record.json"], log_path, section="data", keys=RESULT_KEYS)
+        present, why = gpu.present() if spec["device"] == "cuda" else (False, "")
+        return data_spec.skip_reason(spec, present, why)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         from snnbench.data.rows import data_row

@@ -154,3 +154,48 @@ class Family:
     def archived(self, config: dict) -> tuple[str, ...]:
         """Files of each point that an archive packs."""
         return ("spec.json", "record.json", *self.collected)
+
+
+class ChildFamily(Family):
+    """A family whose point is one child process writing result.json (snn-training, snn-data): its
+    resources, running a point and importing one run elsewhere are snnbench.run.child's, from what
+    the family names here. The network family launches its MPI ranks its own way."""
+
+    child_module = ""  # `python -m <child_module> SPEC SCRATCH` runs a point
+    section = ""  # the record's key of the child's result
+    result_keys: tuple[str, ...] = ()  # what of result.json the record keeps
+
+    def point_mem_mb(self, spec: dict) -> int:
+        """Memory to request for a point (the one process)."""
+        raise NotImplementedError
+
+    def skip_reason(self, spec: dict) -> str | None:
+        """Why the point cannot run here (recorded as skipped without a child); None: it runs."""
+        return None
+
+    def resources(self, spec: dict, config: dict) -> dict:
+        from snnbench.run import child
+
+        return child.resources(spec, self.point_mem_mb(spec))
+
+    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
+        from snnbench.run import child
+
+        return child.run_point(
+            spec_path,
+            outputs["record.json"],
+            log_path,
+            time_limit_s,
+            spec=spec,
+            skip_reason=self.skip_reason,
+            environment=self.environment(spec),
+            module=self.child_module,
+            section=self.section,
+            keys=self.result_keys,
+        )
+
+    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
+        from snnbench.run import child
+
+        record_path = outputs["record.json"]
+        return child.import_run(spec, run_dir, record_path, log_path, section=self.section, keys=self.result_keys)

@@ -1,4 +1,4 @@
-"""Run one snn-training point in a fresh child process and write its record, whatever happens.
+"""What the parent of an snn-training point needs (snnbench.run.child runs the point as for snn-data).
 
 The parent runs in the workflow's environment (no torch). It decides first whether the point
 can run here at all (a framework documented as unavailable, a CUDA-only framework on CPU, an
@@ -10,12 +10,8 @@ point; a crash, kill or time-out is recorded as `failed` with the reason, as for
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from snnbench import environments
 from snnbench.machine import gpu
-from snnbench.run import child
 from snnbench.training import spec as training_spec
 
 
@@ -35,33 +31,3 @@ def skip_reason(spec: dict) -> str | None:
         if not present:
             reason = f"no GPU: {why}"
     return reason
-
-
-RESULT_KEYS = (
-    "framework",
-    "device",
-    "timing",
-    "memory",
-    "activity",
-    "sanity",
-    "trainable_parameters",
-    "neuron",
-    "strategy",
-    "neurobench",
-)
-
-
-def run_point(spec_path: Path, record_path: Path, log_path: Path, time_limit_s: float, spec=None) -> dict:
-    spec = spec or json.loads(Path(spec_path).read_text())
-    return child.run_point(
-        spec_path,
-        record_path,
-        log_path,
-        time_limit_s,
-        spec=spec,
-        skip_reason=skip_reason,
-        environment=environment_for(spec),
-        module="snnbench.training.run",
-        section="training",
-        keys=RESULT_KEYS,
-    )

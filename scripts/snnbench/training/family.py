@@ -11,9 +11,8 @@ reason, so the workflow does not stop for it.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
-from snnbench.run.family import Family
+from snnbench.run.family import ChildFamily
 
 # The family's figures: name -> panels (registered in snnbench.figures).
 FIGURES: dict[str, list[str]] = {
@@ -33,7 +32,7 @@ FIGURES: dict[str, list[str]] = {
 }
 
 
-class Training(Family):
+class Training(ChildFamily):
     name = "snn-training"
     point_pattern = (
         "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}_{strategy}/n{n}_T{T}_B{batch}/seed{seed}"
@@ -142,21 +141,29 @@ class Training(Family):
         framework = FRAMEWORKS[spec["simulator"]]
         return not (framework.cuda_only or framework.unavailable)
 
-    def resources(self, spec: dict, config: dict) -> dict:
-        from snnbench.run import child
+    # A point: the child (`python -m snnbench.training.run`, the framework's environment) times it;
+    # snnbench.run.child runs it and writes the record, whatever happens.
+    child_module, section = "snnbench.training.run", "training"
+    result_keys = (
+        "framework",
+        "device",
+        "timing",
+        "memory",
+        "activity",
+        "sanity",
+        "trainable_parameters",
+        "neuron",
+        "strategy",
+        "neurobench",
+    )
 
-        return child.resources(spec, estimate_mem_mb(spec))
+    def point_mem_mb(self, spec: dict) -> int:
+        return estimate_mem_mb(spec)
 
-    def run_point(self, spec: dict, spec_path: Path, outputs: dict, log_path: Path, config: dict, time_limit_s: float):
-        from snnbench.training.execute import run_point
+    def skip_reason(self, spec: dict) -> str | None:
+        from snnbench.training.execute import skip_reason
 
-        return run_point(spec_path, outputs["record.json"], log_path, time_limit_s, spec)
-
-    def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
-        from snnbench.run import child
-        from snnbench.training.execute import RESULT_KEYS
-
-        return child.import_run(spec, run_dir, outputs["record.json"], log_path, section="training", keys=RESULT_KEYS)
+        return skip_reason(spec)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         from snnbench.training.rows import training_row

@@ -3,7 +3,7 @@
 Runs in the framework's own environment. Builds the layer, calibrates the input gain on the
 reference, times forward / backward / step (snnbench.training.timing), measures memory and the
 spike rate, and writes OUTDIR/result.json: status "ok", or "skipped" with the reason when the
-point cannot run on this machine (no usable GPU). The parent (snnbench.training.execute) turns
+point cannot run on this machine (no usable GPU). The parent (snnbench.run.child) turns
 it into the point's record.
 """
 
