@@ -8,8 +8,6 @@ reason (no GPU, dataset files missing). Disk caches live in OUTDIR and go with i
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import statistics
 import sys
@@ -24,7 +22,7 @@ from snnbench.data import loading
 from snnbench.data import spec as data_spec
 from snnbench.data.model import Trainer
 from snnbench.machine.memory import process_mb
-from snnbench.records import identity
+from snnbench.run import result as child_result
 
 PARTS = ("load_s", "copy_s", "step_s", "total_s")
 
@@ -105,18 +103,5 @@ def _device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
-def main(argv: list[str]) -> None:
-    spec_path, outdir = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
-    outdir.mkdir(parents=True, exist_ok=True)
-    result = run(spec, outdir)
-    # What this process ran (the code it imported, the files it read): the record's benchmark_hash.
-    result["identity"] = identity.report(result["versions"])
-    (outdir / "result.json").write_text(json.dumps(result, indent=1))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)  # persistent loader workers need no orderly shutdown
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    child_result.main(sys.argv[1:], run, versions=lambda done: done["versions"])

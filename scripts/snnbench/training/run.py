@@ -9,8 +9,6 @@ it into the point's record.
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import sys
 import time
@@ -20,7 +18,7 @@ from pathlib import Path
 import torch
 
 from snnbench.machine.memory import process_mb
-from snnbench.records import identity
+from snnbench.run import result as child_result
 from snnbench.training import gradients, lif, models, neurobench_metrics, sanity, strategies, timing
 from snnbench.training import memory as step_memory
 from snnbench.training.spec import FRAMEWORKS, NEURON, strategy_id
@@ -154,18 +152,9 @@ def strategy_facts(spec: dict, layer, x) -> dict:
     return facts
 
 
-def main(argv: list[str]) -> None:
-    spec_path, outdir = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
-    result = run(spec, outdir)
-    # What this process ran (the code it imported, the files it read): the record's benchmark_hash.
-    result["identity"] = identity.report({"framework": result["framework"]["version"], "torch": torch.__version__})
-    outdir.mkdir(parents=True, exist_ok=True)
-    (outdir / "result.json").write_text(json.dumps(result, indent=1))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+def versions(done: dict) -> dict:
+    return {"framework": done["framework"]["version"], "torch": torch.__version__}
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    child_result.main(sys.argv[1:], run, versions)
