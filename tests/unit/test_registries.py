@@ -5,7 +5,7 @@ import re
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, TINY, config_problems, experiment
 from snnbench import environments, families, paths, planning
 from snnbench.network.simulators import SIMULATORS
 from snnbench.training.spec import FRAMEWORKS
@@ -121,3 +121,18 @@ def test_every_family_gives_every_resource_the_execute_rule_asks_for(path):
     planning.load(config)  # checked, defaults filled in, as the workflow plans it
     for spec in planning.plan(config).points.values():
         assert set(families.of_spec(spec).resources(spec, config)) == RESOURCES, spec["path"]
+
+
+def test_an_exported_network_is_asked_only_of_the_simulators_whose_entry_reads_it(monkeypatch):
+    """pd14.network_seed: the simulators' entries say which builders read NEST's exported network (Simulator.reads)."""
+    seeded = {**TINY["pd14"], "network_seed": 1}
+    assert config_problems(experiment(simulators=["nest", "brian2-cpp"], pd14=seeded)) == []
+    readers = [name for name, simulator in SIMULATORS.items() if "pd14" in simulator.reads]
+    assert "genn-cpu" in readers and "nest-inm6" not in readers
+    plugin = "nest-plugin=nest_plugin:SIMULATOR"  # its entry names no `reads`
+    monkeypatch.setenv("SNNBENCH_NETWORK_SIMULATORS", plugin)
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "simulators"))
+    problems = config_problems(experiment(simulators=["nest", "nest-plugin"], pd14=seeded))
+    assert any(
+        f"nest-plugin cannot read an exported network; simulators that can: {', '.join(readers)}" in p for p in problems
+    )

@@ -109,6 +109,12 @@ class NetworkModel:
         """What the description is derived from (what defines it, nothing about the run)."""
         return {}
 
+    def description_asked(self, experiment: dict) -> str | None:
+        """The config key that asks the experiment's simulators to read a description drawn once instead
+        of building the network themselves (each simulator's entry says whether its builder can:
+        Simulator.reads); None: the experiment does not ask it."""
+        return None
+
     def populations_of(self, params: dict) -> tuple[str, ...]:
         """The populations of the network at these parameters, in the builders' order."""
         return self.populations

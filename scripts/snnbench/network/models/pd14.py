@@ -321,10 +321,13 @@ class PD14(NetworkModel):
     def reference_rates(self, params: dict) -> tuple[dict, str] | None:
         return reference_rates(params["neuron_scale"], params["indegree_scale"], params["input"])
 
+    def description_asked(self, experiment: dict) -> str | None:
+        return "pd14.network_seed" if experiment.get("pd14", {}).get("network_seed") is not None else None
+
     def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
         """Model sizes so small that a population has no neuron (it would fail inside the simulator), and
-        an exported network asked of a simulator that cannot read one."""
-        problems = exported.reader_problems(where, experiment)
+        an exported network asked of more than one MPI rank, a perturbation beside an exported network."""
+        problems = exported.rank_problems(where, experiment)
         if "perturbation" in experiment["pd14"] and "network_seed" in experiment["pd14"]:
             problems.append(f"{where}: pd14.perturbation changes the network every simulator draws, not NEST's export")
         smallest = min(p["neuron_scale"] for p in params)

@@ -27,18 +27,6 @@ from snnbench.records import inputs
 
 MODEL = "pd14"
 NETWORK_FILE = "network.npz"
-# The simulators whose PD14 builder reads an exported network (the others draw their own).
-READERS = (
-    "nest",
-    "pynn-nest",
-    "brian2-runtime",
-    "brian2-cpp",
-    "brian2-genn",
-    "brian2-genn-cpu",
-    "brian2-cuda",
-    "genn",
-    "genn-cpu",
-)
 
 
 def key(params: dict) -> str | None:
@@ -48,17 +36,11 @@ def key(params: dict) -> str | None:
     return f"N{params['neuron_scale']:g}_K{params['indegree_scale']:g}_seed{params['network_seed']}"
 
 
-def reader_problems(where: str, experiment: dict) -> list[str]:
-    """An exported network asked of a simulator that cannot read one, on one MPI rank only."""
+def rank_problems(where: str, experiment: dict) -> list[str]:
+    """An exported network is read on one MPI rank only (which simulators read one: their registry entries)."""
     if experiment.get(MODEL, {}).get("network_seed") is None:
         return []
     problems = []
-    others = [name for name in experiment["simulators"] if name not in READERS]
-    if others:
-        problems.append(
-            f"{where}: pd14.network_seed: {', '.join(others)} cannot read an exported network; "
-            f"simulators that can: {', '.join(READERS)}"
-        )
     resources = experiment.get("resources", {})
     if max(resources.get("nodes", [1])) * max(resources.get("ranks_per_node", [1])) > 1:
         problems.append(

@@ -40,6 +40,8 @@ class Simulator:
     # "module:function" (where, experiment) -> problems: the options this simulator cannot honour,
     # refused before any job (light: planning must not load a backend). None: no check.
     option_check: str | None = None
+    # Models whose network, drawn once into a description (PD14's pd14.network_seed), its builder reads.
+    reads: tuple[str, ...] = ()
 
 
 NEST = "snnbench.network.simulators.nest"
@@ -50,6 +52,8 @@ GENN = {
 }
 BRIAN2_PD14 = {"pd14": f"{BRIAN2}.pd14:Brian2Backend"}
 GENN_OPTIONS = "snnbench.network.simulators.genn.options:problems"
+# Builders that read the PD14 network NEST exported once (pd14.network_seed) instead of drawing their own.
+EXPORTED = ("pd14",)
 
 
 SIMULATORS = {
@@ -62,26 +66,33 @@ SIMULATORS = {
             "hpc_benchmark": f"{NEST}.hpc_benchmark:HpcBenchmarkNest",
             "multi_area_model": f"{NEST}.multi_area:MultiAreaNest",
         },
+        reads=EXPORTED,
     ),
     "pynn-nest": Simulator(
         environment="pynn-nest",
         mpi_environment="nest-mpi",
         build_package="nest-simulator",
         builders={"pd14": "snnbench.network.simulators.pynn_nest:PynnNestBackend"},
+        reads=EXPORTED,
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
-    "brian2-runtime": Simulator(environment="brian2", options="brian2", builders=BRIAN2_PD14),
+    "brian2-runtime": Simulator(environment="brian2", options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
     "brian2-cpp": Simulator(
         environment="brian2",
         options="brian2",
         builders={**BRIAN2_PD14, "hpc_benchmark": f"{BRIAN2}.hpc_benchmark:HpcBenchmarkBrian2"},
+        reads=EXPORTED,
     ),
-    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2", builders=BRIAN2_PD14),
-    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2", builders=BRIAN2_PD14),
-    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2", builders=BRIAN2_PD14),
+    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
+    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
+    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
-    "genn": Simulator(environment="pygenn", gpus=1, options="genn", builders=GENN, option_check=GENN_OPTIONS),
-    "genn-cpu": Simulator(environment="pygenn", options="genn", builders=GENN, option_check=GENN_OPTIONS),
+    "genn": Simulator(
+        environment="pygenn", gpus=1, options="genn", builders=GENN, option_check=GENN_OPTIONS, reads=EXPORTED
+    ),
+    "genn-cpu": Simulator(
+        environment="pygenn", options="genn", builders=GENN, option_check=GENN_OPTIONS, reads=EXPORTED
+    ),
     # INM-6's own simulation of the multi-area model in the model's environment: its reference run.
     "nest-inm6": Simulator(
         environment="multi-area-model",
@@ -124,6 +135,15 @@ def option_problems(where: str, experiment: dict) -> list[str]:
     for check in filter(None, checks):
         module, function = check.split(":")
         problems += getattr(importlib.import_module(module), function)(where, experiment)
+    model = experiment.get("model", models.DEFAULT)
+    asked = models.get(model).description_asked(experiment)
+    unable = [name for name in experiment["simulators"] if model not in registered()[name].reads]
+    if asked and unable:
+        able = [name for name, simulator in registered().items() if model in simulator.reads]
+        problems.append(
+            f"{where}: {asked}: {', '.join(unable)} cannot read an exported network; simulators that can: "
+            f"{', '.join(able)}"
+        )
     return problems
 
 
