@@ -61,6 +61,9 @@ def edges() -> list[Edge]:
         found += [
             Edge("snnbench.network.simulators", s, f"simulator {name} ({m})") for m, s in simulator.builders.items()
         ]
+        if simulator.options_schema:
+            where = f"simulator {name}'s options_schema"
+            found.append(Edge("snnbench.network.simulators", simulator.options_schema, where))
         if simulator.option_check:
             found.append(
                 Edge("snnbench.network.simulators", simulator.option_check, f"simulator {name}'s option_check")

@@ -1,8 +1,9 @@
 """The network experiment's part of the config schema, made from the family's registries: the
-`simulators` enum from the simulators' registry, the `model` enum from the models' (and the other
-families' names), and each model's parameter block (its `parameter_schema`) with the rules every
-block has: required where the experiment names its model (the default model: also where it names
-none), and one neuron scale per scaling (neuron_scale for strong, neuron_scale_per_vp for weak).
+`simulators` enum and the simulators' options blocks (Simulator.options_schema) from the simulators'
+registry, the `model` enum from the models' (and the other families' names), and each model's
+parameter block (its `parameter_schema`) with the rules every block has: required where the
+experiment names its model (the default model: also where it names none), and one neuron scale per
+scaling (neuron_scale for strong, neuron_scale_per_vp for weak).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ def compose(schema: dict, other_families: list[str], default: str) -> dict:
     properties["simulators"]["items"]["enum"] = list(simulators.registered())
     properties["model"]["enum"] = [*models.names(), *other_families]
     properties["model"]["default"] = default
+    for key, block in simulators.options_schemas().items():
+        properties[key] = copy.deepcopy(block)
     rules = experiment.setdefault("allOf", [])
     for name in models.names():
         block = models.get(name).parameter_schema

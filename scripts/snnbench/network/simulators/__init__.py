@@ -35,6 +35,9 @@ class Simulator:
     build_package: str | None = None
     # The experiment's key of the simulator's options (the spec's simulator_options); None: it has none.
     options: str | None = None
+    # "module:attribute": the JSON schema of that options block, composed into the config schema (light: planning
+    # reads it). Simulators sharing an options key name the same schema.
+    options_schema: str | None = None
     # model -> "module:Class": the Backend that builds the model on this simulator.
     builders: dict[str, str] = field(default_factory=dict)
     # "module:function" (where, experiment) -> problems: the options this simulator cannot honour,
@@ -52,6 +55,8 @@ GENN = {
 }
 BRIAN2_PD14 = {"pd14": f"{BRIAN2}.pd14:Brian2Backend"}
 GENN_OPTIONS = "snnbench.network.simulators.genn.options:problems"
+GENN_SCHEMA = "snnbench.network.simulators.genn.options:SCHEMA"
+BRIAN2_OPTIONS = f"{BRIAN2}.options:SCHEMA"
 # Builders that read the PD14 network NEST exported once (pd14.network_seed) instead of drawing their own.
 EXPORTED = ("pd14",)
 
@@ -76,22 +81,52 @@ SIMULATORS = {
         reads=EXPORTED,
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
-    "brian2-runtime": Simulator(environment="brian2", options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
+    "brian2-runtime": Simulator(
+        environment="brian2", options="brian2", options_schema=BRIAN2_OPTIONS, builders=BRIAN2_PD14, reads=EXPORTED
+    ),
     "brian2-cpp": Simulator(
         environment="brian2",
         options="brian2",
+        options_schema=BRIAN2_OPTIONS,
         builders={**BRIAN2_PD14, "hpc_benchmark": f"{BRIAN2}.hpc_benchmark:HpcBenchmarkBrian2"},
         reads=EXPORTED,
     ),
-    "brian2-genn": Simulator(environment="brian2genn", gpus=1, options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
-    "brian2-genn-cpu": Simulator(environment="brian2genn", options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
-    "brian2-cuda": Simulator(environment="brian2cuda", gpus=1, options="brian2", builders=BRIAN2_PD14, reads=EXPORTED),
+    "brian2-genn": Simulator(
+        environment="brian2genn",
+        gpus=1,
+        options="brian2",
+        options_schema=BRIAN2_OPTIONS,
+        builders=BRIAN2_PD14,
+        reads=EXPORTED,
+    ),
+    "brian2-genn-cpu": Simulator(
+        environment="brian2genn", options="brian2", options_schema=BRIAN2_OPTIONS, builders=BRIAN2_PD14, reads=EXPORTED
+    ),
+    "brian2-cuda": Simulator(
+        environment="brian2cuda",
+        gpus=1,
+        options="brian2",
+        options_schema=BRIAN2_OPTIONS,
+        builders=BRIAN2_PD14,
+        reads=EXPORTED,
+    ),
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
     "genn": Simulator(
-        environment="pygenn", gpus=1, options="genn", builders=GENN, option_check=GENN_OPTIONS, reads=EXPORTED
+        environment="pygenn",
+        gpus=1,
+        options="genn",
+        options_schema=GENN_SCHEMA,
+        builders=GENN,
+        option_check=GENN_OPTIONS,
+        reads=EXPORTED,
     ),
     "genn-cpu": Simulator(
-        environment="pygenn", options="genn", builders=GENN, option_check=GENN_OPTIONS, reads=EXPORTED
+        environment="pygenn",
+        options="genn",
+        options_schema=GENN_SCHEMA,
+        builders=GENN,
+        option_check=GENN_OPTIONS,
+        reads=EXPORTED,
     ),
     # INM-6's own simulation of the multi-area model in the model's environment: its reference run.
     "nest-inm6": Simulator(
@@ -126,6 +161,18 @@ def builder(simulator: str, model: str) -> str | None:
 def simulators_of(model: str) -> list[str]:
     """The simulators that build `model`."""
     return [name for name in registered() if builder(name, model)]
+
+
+def options_schemas() -> dict[str, dict]:
+    """options key -> the JSON schema of its block, from the simulators that name one."""
+    found = {}
+    for name, simulator in registered().items():
+        if simulator.options and simulator.options_schema:
+            module, attribute = simulator.options_schema.split(":")
+            schema = getattr(importlib.import_module(module), attribute)
+            if found.setdefault(simulator.options, schema) is not schema:
+                raise ValueError(f"simulator {name!r} names another schema for the options {simulator.options!r}")
+    return found
 
 
 def option_problems(where: str, experiment: dict) -> list[str]:
