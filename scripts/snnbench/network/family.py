@@ -13,7 +13,7 @@ from pathlib import Path
 
 from snnbench import environments, paths
 from snnbench.environments import builds
-from snnbench.families.base import Family
+from snnbench.run.family import Family
 from snnbench.machine import affinity
 from snnbench.network import binding, execute, models, race, rows, validation_plan
 from snnbench.network import simulators as simulator_registry
