@@ -13,12 +13,12 @@ from pathlib import Path
 
 from snnbench import environments, paths
 from snnbench.environments import builds
-from snnbench.run.family import Family
 from snnbench.machine import affinity
 from snnbench.network import binding, execute, models, race, rows, validation_plan
 from snnbench.network import simulators as simulator_registry
 from snnbench.network.simulators import EnvironmentMissing, environment_for
 from snnbench.records import inputs
+from snnbench.run.family import Family
 
 
 def fmt_scale(x: float) -> str:
