@@ -44,6 +44,12 @@ def test_a_shifted_point_fails():
     assert rate >= 0.9
 
 
+def test_members_without_spread_give_no_limit():
+    """Two members with the same mean (a small population's rate is a count) allow no spread: no limit, not zero."""
+    value, limit, logged = ensemble.offset({"mean": 0.5, "ensemble_means": [0.4, 0.4, 0.5], "ensemble_self": 2}, 0.05)
+    assert np.isnan(limit) and logged
+
+
 def test_leave_one_out_and_prediction_limit():
     matrix = np.array([[0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=float)
     assert ensemble.leave_one_out(matrix).tolist() == [1.5, 2.0, 2.5]
@@ -118,8 +124,14 @@ def test_rates_agree_within_what_the_reference_seeds_allow():
     assert ensemble.rates_agree(reference, same)["agrees"].all()
     shifted = ensemble.rates_agree(reference, same * [1.2, 1.0])
     assert shifted["agrees"].tolist() == [False, True]
-    expected = scipy_stats.t.ppf(1 - 0.05 / 4, 9) * reference.std(axis=0, ddof=1) * np.sqrt(2 / 10)
+    pooled = np.sqrt((reference.var(axis=0, ddof=1) + (same * [1.2, 1.0]).var(axis=0, ddof=1)) / 2)
+    expected = scipy_stats.t.ppf(1 - 0.05 / 4, 18) * pooled * np.sqrt(2 / 10)
     assert shifted["tolerance"] == pytest.approx(expected)
+    # Three seeds each, one side's spread zero by chance (counts): judged by both sides' spread.
+    nest, genn = np.array([[1.007], [0.986], [1.007]]), np.array([[0.729], [0.972], [0.924]])
+    verdict = ensemble.rates_agree(nest, genn)
+    pooled = np.sqrt((2 * nest.var(ddof=1) + 2 * genn.var(ddof=1)) / 4)
+    assert verdict["spread"][0] == pytest.approx(pooled) and verdict["agrees"][0]
     assert not ensemble.rates_agree(reference[:1], same)["agrees"].any()  # one reference seed: no spread
 
 

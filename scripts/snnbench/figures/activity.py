@@ -191,6 +191,10 @@ def validation_distances(ax, data: Data) -> None:
     )
     long["statistic"] = long["statistic"].str.removeprefix("validation_excess_")
     long = long.dropna(subset=["excess"])
+    # An allowed distance of zero makes an infinite excess: drawn at the top of the axis, not lost.
+    finite = long["excess"][np.isfinite(long["excess"])]
+    top = max(1.2, float(finite.max()) * 1.1 if len(finite) else 1.2)
+    long["excess"] = long["excess"].clip(upper=top)
     order = list(validation.STATISTICS)
     rng = np.random.default_rng(0)  # horizontal jitter only
     x = long["statistic"].map(order.index) + rng.uniform(-0.2, 0.2, len(long))
@@ -204,7 +208,7 @@ def validation_distances(ax, data: Data) -> None:
     ax.axhline(1.0, color=INVALID["color"], lw=0.8, ls="--")
     ax.set_xticks(range(len(order)), [s.replace("_", " ") for s in order])
     ax.set_xlim(-0.5, len(order) - 0.5)
-    ax.set_ylim(bottom=0, top=max(1.2, float(long["excess"].max()) * 1.1 if len(long) else 1.2))
+    ax.set_ylim(bottom=0, top=top)
     ax.set_xlabel("statistic (worst population of each point)")
     ax.set_ylabel("KS to reference / allowed")
     legend(ax)
