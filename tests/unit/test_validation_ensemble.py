@@ -48,6 +48,8 @@ def test_members_without_spread_give_no_limit():
     """Two members with the same mean (a small population's rate is a count) allow no spread: no limit, not zero."""
     value, limit, logged = ensemble.offset({"mean": 0.5, "ensemble_means": [0.4, 0.4, 0.5], "ensemble_self": 2}, 0.05)
     assert np.isnan(limit) and logged
+    same = 0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1  # equal means whose last bits differ
+    assert np.isnan(ensemble.offset({"mean": 0.5, "ensemble_means": list(same)}, 0.05)[1])
 
 
 def test_leave_one_out_and_prediction_limit():

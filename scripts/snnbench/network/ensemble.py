@@ -109,7 +109,9 @@ def offsets(points, ensemble_means, self_indexes, alphas) -> tuple[np.ndarray, n
         kept = scaled
         n.append(len(kept))
         judged.append(abs(value - float(np.mean(kept))) if kept else math.nan)
-        sd.append(float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan)
+        spread = float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan
+        # Equal means summed in another order differ in their last bits: that is no spread either.
+        sd.append(0.0 if spread <= 1e-9 * max(1.0, abs(float(np.mean(kept)))) else spread)
     n, sd = np.array(n, dtype=float), np.array(sd)
     enough = n >= MIN_MEMBERS - 1
     with np.errstate(divide="ignore", invalid="ignore"):
