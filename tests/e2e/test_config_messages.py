@@ -21,6 +21,11 @@ def _pd14(**changes) -> dict:
     return experiment(pd14={**experiment()["pd14"], **changes})
 
 
+def _training(**block) -> dict:
+    training = {"frameworks": ["torch"], "n": [8], "T": [5], "batch": [1], **block}
+    return {"name": "t", "model": "snn-training", "snn_training": training}
+
+
 def _with(**top) -> dict:
     """The tests' experiment with these top-level keys."""
     return {"experiments": [experiment()], **top}
@@ -75,6 +80,10 @@ BAD = {
     ),
     "build-unknown-key": ({"experiments": [experiment(builds={"b": {"wheel": "x"}})]}, "builds.b"),
     "build-not-nest": ({"experiments": [experiment(builds={"b": {"pip": "numpy==2.4.6"}})]}, "builds.b.pip"),
+    "unknown-architecture": (
+        {"experiments": [_training(architectures=["resnet"])]},
+        "experiments[0].snn_training.architectures[0]: 'resnet' is not one of ['linear', 'conv', 'conv-bn']",
+    ),
     "build-for-brian2": ({"experiments": [experiment(simulators=["nest", "brian2-cpp"], builds=WHEELS)]}, "brian2-cpp"),
 }
 

@@ -147,7 +147,8 @@ def test_ci_experiment_records_every_library(ci_run):
     assert "Python 3.10" in points.loc["lava-dl", "failure_reason"]
     record = json.loads(
         (
-            workdir / "results/snn-training-ci/norse/cpu_float32_highest_unbind_vanilla/n512_T100_B10/seed1/record.json"
+            workdir
+            / "results/snn-training-ci/norse/cpu_float32_highest_unbind_vanilla/linear_n512_T100_B10/seed1/record.json"
         ).read_text()
     )
     assert record["training"]["framework"]["version"] == "1.1.0" and record["training"]["framework"]["differences"]

@@ -50,7 +50,7 @@ def test_training_experiment_defaults_and_points():
     points = planning.expand_points(cfg["experiments"][0])
     assert len(points) == 2 * 2 * 2  # frameworks x loops x n
     paths = {p["path"] for p in points}
-    assert "results/train/snntorch/cpu_float32_highest_index_vanilla/n256_T100_B10/seed1" in paths
+    assert "results/train/snntorch/cpu_float32_highest_index_vanilla/linear_n256_T100_B10/seed1" in paths
     assert len(paths) == len(points)
     assert all(p["timing"]["repetitions"] == 5 for p in points)
 

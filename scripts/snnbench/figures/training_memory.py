@@ -7,6 +7,7 @@ step time against peak memory (the trade-off) with the published ratios as refer
 - training_memory_tradeoff: each strategy's memory ratio against its speed-up over vanilla BPTT on the
   same point, with Liang et al.'s (0.41x, 2.13x; 0.33x, 1.94x with BN) and SpikingJelly's memopt
   (0.58x at the same time) as reference marks; and the memory ratio against T.
+Linear + LIF and the convolutional network (conv, conv-bn) are told apart by marker and label.
 Invalid points (failed FLOP check, or gradients that differ from vanilla's) are kept out.
 """
 
@@ -18,6 +19,12 @@ from snnbench.figures.style import colors
 from snnbench.training.memory_table import REFERENCES, medians, ratios
 
 STYLES = {"vanilla": "-", "checkpoint-layer": ":", "checkpoint-neuron": "--"}  # chunked ones: dash-dot
+MARKERS = {"linear": "o", "conv": "s", "conv-bn": "^"}  # the network: Linear + LIF, or the Conv/FC stack
+
+
+def _network(architecture: str) -> str:
+    """How labels name the network: nothing for Linear + LIF (the family's first), else its name."""
+    return "" if architecture == "linear" else f"{architecture} "
 
 
 def _line_style(strategy_id: str) -> str:
@@ -31,19 +38,19 @@ def _against_t(ax, data: Data, column: str, ylabel: str) -> None:
     if med.empty or med[column].isna().all():
         no_data(ax, "no valid points with step memory")
         return
-    widest = med.groupby("framework")["n"].transform("max")
-    med = med[med["n"] == widest]  # one width per library: its largest
+    widest = med.groupby(["framework", "architecture"])["n"].transform("max")
+    med = med[med["n"] == widest]  # one width per library and network: its largest
     palette = colors(sorted(med["framework"].unique()))
-    for (framework, strategy, n), group in med.groupby(["framework", "strategy_id", "n"]):
+    for (framework, architecture, strategy, n), group in med.groupby(["framework", "architecture", "strategy_id", "n"]):
         group = group.sort_values("T")
         ax.plot(
             group["T"],
             group[column],
-            marker="o",
+            marker=MARKERS.get(architecture, "o"),
             ms=3,
             ls=_line_style(strategy),
             color=palette[framework],
-            label=f"{framework} n={n} {strategy}",
+            label=f"{framework} {_network(architecture)}n={n} {strategy}",
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -89,14 +96,14 @@ def training_memory_tradeoff(ax, data: Data) -> None:
         return
     palette = colors(sorted(rows["framework"].unique()))
     markers = dict(zip(sorted(rows["strategy_id"].unique()), "osD^vP", strict=False))
-    for (framework, strategy), group in rows.groupby(["framework", "strategy_id"]):
+    for (framework, architecture, strategy), group in rows.groupby(["framework", "architecture", "strategy_id"]):
         ax.scatter(
             group["speedup"],
             group["memory_ratio"],
             s=10,
             marker=markers.get(strategy, "o"),
             color=palette[framework],
-            label=f"{framework} {strategy}",
+            label=f"{framework} {_network(architecture)}{strategy}",
         )
     ax.set_xscale("log")
     legend(ax, loc="upper right", fontsize="xx-small")
@@ -110,18 +117,19 @@ def training_memory_ratio_T(ax, data: Data) -> None:
     if rows.empty or (rows["strategy_id"] == "vanilla").all():
         no_data(ax, "no strategy points beside vanilla ones")
         return
-    rows = rows[(rows["strategy_id"] != "vanilla") & (rows["n"] == rows.groupby("framework")["n"].transform("max"))]
+    widest = rows.groupby(["framework", "architecture"])["n"].transform("max")
+    rows = rows[(rows["strategy_id"] != "vanilla") & (rows["n"] == widest)]
     palette = colors(sorted(rows["framework"].unique()))
-    for (framework, strategy), group in rows.groupby(["framework", "strategy_id"]):
+    for (framework, architecture, strategy), group in rows.groupby(["framework", "architecture", "strategy_id"]):
         group = group.sort_values("T")
         ax.plot(
             group["T"],
             group["memory_ratio"],
-            marker="o",
+            marker=MARKERS.get(architecture, "o"),
             ms=3,
             ls=_line_style(strategy),
             color=palette[framework],
-            label=f"{framework} {strategy}",
+            label=f"{framework} {_network(architecture)}{strategy}",
         )
     for ref in REFERENCES[:1]:
         ax.axhline(ref["memory_ratio"], color="black", ls=":", lw=0.8, label=f"{ref['label']} ({ref['memory_ratio']}x)")

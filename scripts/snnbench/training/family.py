@@ -1,7 +1,7 @@
 """The snn-training family: training-step speed of PyTorch SNN libraries (one Linear(n, n) + LIF
-layer written in snnbench.training.spec).
+layer written in snnbench.training.spec, or the seed paper's Conv/FC stack, spec.CONV).
 
-One point per framework x device x dtype x matmul precision x time loop x memory strategy (x chunk
+One point per framework x architecture x device x dtype x matmul precision x time loop x memory strategy (x chunk
 length for the chunked ones) x n x T x batch x seed,
 run by snnbench.training.execute in the framework's environment. A point that cannot run here
 (a CUDA point without a GPU, a missing environment) is recorded as skipped or failed with the
@@ -35,7 +35,8 @@ FIGURES: dict[str, list[str]] = {
 class Training(ChildFamily):
     name = "snn-training"
     point_pattern = (
-        "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}_{strategy}/n{n}_T{T}_B{batch}/seed{seed}"
+        "{simulator}/{device}_{dtype}_{matmul_precision}_{time_loop}_{strategy}/"
+        "{architecture}_n{n}_T{T}_B{batch}/seed{seed}"
     )
     point_regex = {
         "device": "[a-z0-9]+",
@@ -43,13 +44,25 @@ class Training(ChildFamily):
         "matmul_precision": "[a-z]+",
         "time_loop": "[a-z]+",
         "strategy": "[a-z0-9-]+",
+        "architecture": "[a-z-]+",
         "n": r"\d+",
         "T": r"\d+",
         "batch": r"\d+",
         "seed": r"\d+",
     }
     series = "framework"
-    sort_keys = ("experiment", "simulator", "device", "time_loop", "strategy", "n", "T", "batch", "seed")
+    sort_keys = (
+        "experiment",
+        "simulator",
+        "architecture",
+        "device",
+        "time_loop",
+        "strategy",
+        "n",
+        "T",
+        "batch",
+        "seed",
+    )
 
     def check(self, index: int, experiment: dict) -> list[str]:
         problems = []
@@ -65,6 +78,7 @@ class Training(ChildFamily):
         points = []
         grid = itertools.product(
             block["frameworks"],
+            block["architectures"],
             block["devices"],
             block["dtypes"],
             block["matmul_precisions"],
@@ -75,7 +89,8 @@ class Training(ChildFamily):
             block["batch"],
             experiment["seeds"],
         )
-        for framework, device, dtype, precision, time_loop, (strategy, chunk), n, steps, batch, seed in grid:
+        for framework, architecture, device, dtype, precision, time_loop, strategy_chunk, n, steps, batch, seed in grid:
+            strategy, chunk = strategy_chunk
             spec = {
                 "experiment": experiment["name"],
                 "model_name": self.name,
@@ -83,6 +98,7 @@ class Training(ChildFamily):
                 "device": device,
                 "resources": {"threads": block["threads"], "device": device},
                 "model": {
+                    "architecture": architecture,
                     "n": n,
                     "T": steps,
                     "batch": batch,
@@ -110,13 +126,15 @@ class Training(ChildFamily):
         model = spec["model"]
         strategy = strategy_id(model.get("strategy", "vanilla"), model.get("chunk"))
         fields = {"strategy": strategy, "simulator": spec["simulator"], "device": spec["device"], "seed": spec["seed"]}
-        return {**model, **fields}
+        return {"architecture": "linear", **model, **fields}
 
     def summary(self, experiment: dict, specs: list[dict]) -> str:
         block = experiment["snn_training"]
         return (
-            f"{experiment.get('description', '')} {len(specs)} points: one training step of Linear(n, n) + LIF on "
-            f"{', '.join(block['frameworks'])}; n {block['n']}, T {block['T']}, batch {block['batch']}; "
+            f"{experiment.get('description', '')} {len(specs)} points: one training step of "
+            f"{', '.join(block['architectures'])} (linear: Linear(n, n) + LIF; conv / conv-bn: Liang et al.'s Conv/FC "
+            f"stack, n hidden units) on {', '.join(block['frameworks'])}; n {block['n']}, T {block['T']}, "
+            f"batch {block['batch']}; "
             f"strategies {', '.join(block['strategies'])}; "
             f"seeds {', '.join(map(str, experiment['seeds']))}."
         ).strip()
@@ -180,7 +198,10 @@ class Training(ChildFamily):
         return {
             "simulator": f"{spec['simulator']} {framework.get('version') or ''}".strip(),
             "shape": f"{res['device']}, {res['threads']} threads",
-            "model": f"n={model['n']} T={model['T']} B={model['batch']} {model['dtype']} {model['time_loop']}",
+            "model": (
+                f"{model.get('architecture', 'linear')} n={model['n']} T={model['T']} B={model['batch']} "
+                f"{model['dtype']} {model['time_loop']}"
+            ),
         }
 
 
@@ -197,10 +218,21 @@ def strategy_grid(block: dict) -> list[tuple[str, int | None]]:
 
 def estimate_mem_mb(spec: dict) -> int:
     """Memory to request: the autograd graph keeps ~8 tensors of T x B x n per step (currents,
-    membrane, spikes, masks) plus the weights and their gradient, plus ~1.5 GB for the
-    interpreter, torch and the library; 50 % headroom."""
+    membrane, spikes, masks; the convolutional network: its neurons instead of n, ~80 000 per sample)
+    plus the weights and their gradient, plus ~1.5 GB for the interpreter, torch and the library;
+    50 % headroom."""
     model = spec["model"]
     itemsize = 8 if model["dtype"] == "float64" else 4
-    graph = 8 * model["T"] * model["batch"] * model["n"] * itemsize
+    neurons = model["n"] if model.get("architecture", "linear") == "linear" else conv_neurons() + model["n"]
+    graph = 8 * model["T"] * model["batch"] * neurons * itemsize
     weights = 3 * model["n"] ** 2 * itemsize
     return int(1.5 * ((graph + weights) / 1e6 + 1500))
+
+
+def conv_neurons() -> int:
+    """Neurons per sample of the convolutional network's conv layers (snnbench.training.spec.CONV)."""
+    from snnbench.training.spec import CONV
+
+    _, height, width = CONV["image"]
+    c1, c2, c3 = CONV["channels"]
+    return height * width * (c1 + c2) + height * width // 4 * c3 + CONV["classes"]

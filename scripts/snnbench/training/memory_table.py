@@ -4,7 +4,9 @@
 per library, width n and time steps T, the median over seeds of each point's median step time and median
 step peak memory (snnbench.training.memory), and per strategy the ratios against vanilla's on the same
 point: memory ratio = peak / vanilla's peak, speed-up = vanilla's step time / the strategy's. Beside them
-the published ratios (REFERENCES), measured on other networks and machines: references, not results.
+the published ratios (REFERENCES), measured on other networks and machines: references, not results; the
+rows of the convolutional network (architecture conv / conv-bn) carry Liang et al.'s ratios on theirs
+(0.41x memory / 2.13x speed-up; with batch norm 0.33x / 1.94x) in a column `paper`.
 Only valid points count (ran, passed the FLOP check, gradients equal to vanilla's).
 """
 
@@ -35,7 +37,9 @@ REFERENCES = (
         "speedup": 1.0,
     },
 )
-KEYS = ["framework", "device", "n", "T", "batch"]
+# Liang et al.'s ratios on their own convolutional network, beside our convolutional rows.
+PAPER = {"conv": REFERENCES[0], "conv-bn": REFERENCES[1]}
+KEYS = ["framework", "architecture", "device", "n", "T", "batch"]
 
 
 def medians(points: pd.DataFrame) -> pd.DataFrame:
@@ -45,6 +49,9 @@ def medians(points: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[*KEYS, "strategy_id", "step_median_s", "step_peak_mb", "kept_mb"])
     if "strategy_id" not in ok:
         ok["strategy_id"] = "vanilla"
+    if "architecture" not in ok:  # tables from before the convolutional network: all Linear + LIF
+        ok["architecture"] = "linear"
+    ok["architecture"] = ok["architecture"].fillna("linear")
     columns = ["step_median_s", "step_peak_mb", "kept_mb", "peak_rss_mb"]
     return ok.groupby([*KEYS, "strategy_id"], as_index=False)[columns].median()
 
@@ -57,7 +64,15 @@ def ratios(points: pd.DataFrame) -> pd.DataFrame:
     out = med.merge(vanilla, on=KEYS, how="left")
     out["memory_ratio"] = out["step_peak_mb"] / out["vanilla_peak_mb"]
     out["speedup"] = out["vanilla_step_s"] / out["step_median_s"]
+    # The seed paper's own network beside ours: its ratios on the conv rows (references, not results).
+    out["paper_memory_ratio"] = out["architecture"].map(lambda a: PAPER[a]["memory_ratio"] if a in PAPER else None)
+    out["paper_speedup"] = out["architecture"].map(lambda a: PAPER[a]["speedup"] if a in PAPER else None)
     return out.sort_values([*KEYS, "strategy_id"]).reset_index(drop=True)
+
+
+def paper_label(architecture: str) -> str:
+    ref = PAPER.get(architecture)
+    return f"{ref['memory_ratio']:.2f}x / {ref['speedup']:.2f}x" if ref else ""
 
 
 def table(points: pd.DataFrame) -> str:
@@ -65,7 +80,10 @@ def table(points: pd.DataFrame) -> str:
     rows = ratios(points)
     if rows.empty:
         return "no valid points with step memory"
-    shown = rows[["framework", "n", "T", "strategy_id", "step_peak_mb", "step_median_s", "memory_ratio", "speedup"]]
+    columns = ["framework", "architecture", "n", "T", "strategy_id", "step_peak_mb", "step_median_s"]
+    shown = rows[[*columns, "memory_ratio", "speedup"]].copy()
+    if rows["architecture"].isin(list(PAPER)).any():
+        shown["paper"] = rows["architecture"].where(rows["strategy_id"] != "vanilla", "").map(paper_label)
     lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")]
     lines.append("")
     lines.append("published ratios against storing everything (other networks and machines; references only):")

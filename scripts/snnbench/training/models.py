@@ -29,8 +29,12 @@ class Layer(nn.Module):
         self.neuron = neuron
         self.layout = layout
 
+    def current(self, x: torch.Tensor) -> torch.Tensor:
+        """What the neuron integrates: the synapses' output times the gain."""
+        return self.gain(self.linear(x))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.neuron(self.gain(self.linear(x)))
+        return self.neuron(self.current(x))
 
 
 class StepLoop(nn.Module):

@@ -2,7 +2,8 @@
 
 `python -m snnbench.training.neurobench_metrics SPEC OUT` runs in envs/neurobench.yaml's environment
 (NeuroBench's own pins: snntorch, tonic < 2, torchaudio, numba) and writes OUT: the metrics of the
-library's layer (snnbench.training.models, built with the point's calibrated gain, seed and input):
+library's layer (snnbench.training.models) or convolutional network (snnbench.training.convnet: one
+gain per block), built with the point's calibrated gains, seed and input:
 
 - static: Footprint (bytes of parameters and buffers), ConnectionSparsity (zero weights / weights
   of the Linear and Conv layers);
@@ -23,7 +24,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from snnbench.training import lif, models
+from snnbench.training import convnet, lif, models
 from snnbench.training.spec import FRAMEWORKS, NEURON
 
 COLUMNS = (
@@ -66,7 +67,7 @@ def neuron_class(framework: str, net: nn.Module) -> type:
         import snntorch
 
         return snntorch.SpikingNeuron  # what NeuroBench's SNNTorchModel registers
-    return type(net.neuron)
+    return type(net.blocks[0].neuron if hasattr(net, "blocks") else net.neuron)
 
 
 def run_benchmark(net: nn.Module, activation: type, x_btn: torch.Tensor) -> dict:
@@ -116,14 +117,19 @@ def measure(spec: dict) -> dict:
     except ImportError as error:
         return unmeasured(f"not measurable: {framework} is not in NeuroBench's environment ({error})")
     torch.manual_seed(seed)
-    layer = models.build(framework, NEURON, n, spec["gain"], spec["time_loop"], seed, "cpu", torch.float32)
-    x_btn = lif.make_input(spec["T"], spec["batch"], n, seed, "cpu", torch.float32, layout="BTN")
+    architecture = spec.get("architecture", "linear")
+    if architecture != "linear":  # the gains of its blocks
+        layer = convnet.build(framework, NEURON, architecture, n, spec["gain"], seed, "cpu", torch.float32)
+        x_btn = convnet.make_input(spec["T"], spec["batch"], seed, "cpu", torch.float32).transpose(0, 1)
+    else:
+        layer = models.build(framework, NEURON, n, spec["gain"], spec["time_loop"], seed, "cpu", torch.float32)
+        x_btn = lif.make_input(spec["T"], spec["batch"], n, seed, "cpu", torch.float32, layout="BTN")
     net = BatchFirst(layer, time_first=layer.layout == "TBN")
     results = run_benchmark(net, neuron_class(framework, layer), x_btn)
     return {"columns": columns(results, framework), "neurobench": results}
 
 
-def invoke(point: dict, gain: float, workdir: Path, time_limit_s: float = 600) -> dict:
+def invoke(point: dict, gain: float | list[float], workdir: Path, time_limit_s: float = 600) -> dict:
     """Run this module in NeuroBench's environment for a training point (called by its child process)."""
     import subprocess
 
@@ -138,6 +144,7 @@ def invoke(point: dict, gain: float, workdir: Path, time_limit_s: float = 600) -
         return unmeasured(f"not measured: no NeuroBench environment ({error}); make env-neurobench")
     spec = {"framework": point["simulator"], "seed": point["seed"], "gain": gain}
     spec.update({k: model[k] for k in ("n", "T", "batch", "time_loop")})
+    spec["architecture"] = model.get("architecture", "linear")
     spec_path, out = workdir / "neurobench_spec.json", workdir / "neurobench.json"
     spec_path.write_text(json.dumps(spec))
     cmd = [python, "-m", "snnbench.training.neurobench_metrics", str(spec_path), str(out)]

@@ -20,6 +20,7 @@ def training_row(rec: dict, benchmark: dict | None = None) -> dict:
         "model_name": spec["model_name"],
         "simulator": spec["simulator"],
         "framework": spec["simulator"],
+        "architecture": model.get("architecture", "linear"),
         "device": spec["device"],
         "threads": spec["resources"]["threads"],
         "dtype": model["dtype"],

@@ -1,6 +1,7 @@
 """Run one snn-training point in this (fresh) process: `python -m snnbench.training.run SPEC OUTDIR`.
 
-Runs in the framework's own environment. Builds the layer, calibrates the input gain on the
+Runs in the framework's own environment. Builds the layer (or the convolutional network,
+snnbench.training.convnet), calibrates the input gain on the
 reference, times forward / backward / step (snnbench.training.timing), measures memory and the
 spike rate, and writes OUTDIR/result.json: status "ok", or "skipped" with the reason when the
 point cannot run on this machine (no usable GPU). The parent (snnbench.run.child) turns
@@ -19,7 +20,7 @@ import torch
 
 from snnbench.machine.memory import process_mb
 from snnbench.run import result as child_result
-from snnbench.training import gradients, lif, models, neurobench_metrics, sanity, strategies, timing
+from snnbench.training import convnet, gradients, lif, models, neurobench_metrics, sanity, strategies, timing
 from snnbench.training import memory as step_memory
 from snnbench.training.spec import FRAMEWORKS, NEURON, strategy_id
 
@@ -63,6 +64,8 @@ def build_calibrated(spec: dict, device, dtype):
     """The framework's layer and its input, with the input gain calibrated: on the reference (the
     spec's neuron), then on the framework's own neuron so that its spike rate matches (the same
     gain where the framework implements the spec). Returns layer, input and the activity facts."""
+    if spec["model"].get("architecture", "linear") != "linear":
+        return build_calibrated_conv(spec, device, dtype)
     model, name, seed = spec["model"], spec["simulator"], spec["seed"]
     n, steps, batch = model["n"], model["T"], model["batch"]
     x_tbn = lif.make_input(steps, batch, n, seed, device, dtype)
@@ -87,6 +90,30 @@ def build_calibrated(spec: dict, device, dtype):
     with torch.no_grad():
         activity = {"spike_rate": float(layer(x).float().mean()), **activity}
     return layer, x, activity
+
+
+def build_calibrated_conv(spec: dict, device, dtype):
+    """The convolutional network (snnbench.training.convnet) and its input, each block's gain calibrated on
+    the reference network (first two batch elements), the same gains for every framework."""
+    model, name, seed = spec["model"], spec["simulator"], spec["seed"]
+    x = convnet.make_input(model["T"], model["batch"], seed, device, dtype)
+    start = time.perf_counter()
+    reference = convnet.build("torch", NEURON, model["architecture"], model["n"], None, seed, device, dtype)
+    gains, reference_rates = convnet.calibrate(reference, x[:, :2], NEURON["target_rate"])
+    del reference
+    net = convnet.build(name, NEURON, model["architecture"], model["n"], gains, seed, device, dtype)
+    convnet.check_trainable(net)
+    rates = convnet.layer_rates(net, x)
+    activity = {
+        "spike_rate": sum(rates) / len(rates),  # the blocks' mean: each was calibrated to the target
+        "layer_spike_rates": rates,
+        "target_rate": NEURON["target_rate"],
+        "reference_rate": sum(reference_rates) / len(reference_rates),
+        "input_gain": gains[0],
+        "input_gains": gains,
+        "calibrate_s": time.perf_counter() - start,
+    }
+    return net, x, activity
 
 
 def run(spec: dict, outdir: Path) -> dict:
@@ -126,17 +153,19 @@ def run(spec: dict, outdir: Path) -> dict:
     zero_grad = lambda: layer.zero_grad(set_to_none=True)  # noqa: E731
     memory["step"] = step_memory.measure(lambda: forward(x), zero_grad, device, repetitions)
     medians = {k: measured[f"{k}_s"]["median"] for k in ("forward", "backward", "step")}
-    check = sanity.check(medians, model["T"], model["batch"], model["n"], peak)
+    conv = model.get("architecture", "linear") != "linear"
+    flops = convnet.flops(model["T"], model["batch"], model["n"]) if conv else None
+    check = sanity.check(medians, model["T"], model["batch"], model["n"], peak, flops)
     check["peak_source"] = source
     result.update(
         timing=measured,
         memory=memory,
         activity=activity,
         sanity=check,
-        trainable_parameters=models.trainable(layer),
+        trainable_parameters=(convnet.trainable if conv else models.trainable)(layer),
         neuron=NEURON,
         strategy=strategy,
-        neurobench=neurobench_metrics.invoke(spec, activity["input_gain"], outdir),
+        neurobench=neurobench_metrics.invoke(spec, activity.get("input_gains", activity["input_gain"]), outdir),
     )
     return result
 

@@ -84,12 +84,13 @@ def _max_khz(cpuinfo: str) -> int:
     return int(max(5.0e6, 1.5 * max(mhz, default=0.0) * 1e3))
 
 
-def check(times_s: dict, steps: int, batch: int, n: int, peak_flops: float) -> dict:
+def check(times_s: dict, steps: int, batch: int, n: int, peak_flops: float, flops: float | None = None) -> dict:
     """Compare measured medians with the bounds. `times_s` maps forward/backward/step to seconds.
 
-    forward >= F / peak, backward >= F / peak (dL/dW alone), step >= 2 F / peak, F = 2 T B n^2.
+    forward >= F / peak, backward >= F / peak (dL/dW alone), step >= 2 F / peak, F = 2 T B n^2
+    (or `flops`, the synapses' FLOPs of another network: snnbench.training.convnet.flops).
     """
-    flops = layer_flops(steps, batch, n)
+    flops = layer_flops(steps, batch, n) if flops is None else flops
     bounds = {"forward": flops / peak_flops, "backward": flops / peak_flops, "step": 2 * flops / peak_flops}
     problems = []
     for name, bound in bounds.items():

@@ -200,6 +200,37 @@ def strategy_not_offered(framework: str, strategy: str) -> str | None:
     return None
 
 
+# The networks a point trains (snnbench.training.convnet builds the convolutional ones).
+ARCHITECTURES = ("linear", "conv", "conv-bn")
+# The seed paper's CIFAR10-sized Conv/FC stack (Liang et al., DATE 2022), every layer followed by NEURON; n is
+# the hidden FC layer's width. Input: x ~ N(0, 1) i.i.d. over time, batch, channels and pixels, of CIFAR10's
+# shape [T, B, 3, 32, 32] (synthetic: nothing is downloaded). conv-bn puts BatchNorm2d (over T x B samples)
+# after each convolution. Biases off, PyTorch's default init from the seed.
+CONV = {
+    "image": (3, 32, 32),  # channels, height, width
+    "channels": (32, 32, 64),  # conv 3x3, padding 1: 3 -> 32, 32 -> 32, max-pool 2, 32 -> 64, max-pool 2
+    "classes": 10,  # FC(64 x 8 x 8 -> n) LIF, FC(n -> 10) LIF
+}
+# Frameworks that cannot express the convolutional network, and why (their conv points are skipped).
+CONV_NOT_OFFERED = {
+    "rockpool": (
+        "Rockpool has no convolution module, and its torch neurons (LIFNeuronTorch, LIFExodus) take "
+        "(batch, time, channels) with a fixed neuron count: a feature map would have to be flattened into them, "
+        "which snnbench does not do"
+    ),
+}
+CONV_NOT_OFFERED["rockpool-exodus"] = CONV_NOT_OFFERED["rockpool"]
+
+
+def architecture_not_offered(framework: str, architecture: str) -> str | None:
+    """Why `framework` cannot build `architecture` here (None: it can)."""
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {architecture!r}")
+    if architecture == "linear" or framework not in CONV_NOT_OFFERED:
+        return None
+    return f"not offered: {CONV_NOT_OFFERED[framework]}"
+
+
 TIME_LOOPS = ("unbind", "index")  # how our loops take x[t]: x.unbind(0), or indexing x[t]
 DEVICES = ("cpu", "cuda")
 DTYPES = ("float32", "float64", "bfloat16", "float16")
@@ -213,9 +244,15 @@ def skip_reason(spec: dict) -> str | None:
         return f"{spec['simulator']}: {fw.unavailable}"
     if fw.cuda_only and spec["device"] != "cuda":
         return f"no GPU kernels on CPU: {spec['simulator']} is CUDA-only ({fw.api})"
+    architecture = spec["model"].get("architecture", "linear")
+    not_offered = architecture_not_offered(spec["simulator"], architecture)
+    if not_offered:
+        return f"{spec['simulator']}, architecture {architecture}: {not_offered}"
     not_offered = strategy_not_offered(spec["simulator"], spec["model"].get("strategy", "vanilla"))
     if not_offered:
         return f"{spec['simulator']}, strategy {spec['model']['strategy']}: {not_offered}"
+    if spec["model"]["time_loop"] == "index" and architecture != "linear":
+        return f"time_loop 'index' applies to the linear network only (the {architecture} network's loops unbind)"
     if spec["model"]["time_loop"] == "index" and fw.time_loop == "library":
         return (
             f"{spec['simulator']} runs the loop over time steps itself; time_loop 'index' applies to frameworks "

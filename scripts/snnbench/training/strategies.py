@@ -68,7 +68,7 @@ def _chunked(layer, framework: str, chunk: int, detach_state: bool = False) -> C
         return run(layer.neuron, current, v)
 
     def forward(x: torch.Tensor) -> torch.Tensor:
-        current = layer.gain(layer.linear(x))
+        current = layer.current(x)
         dim, v, spikes = _time_dim(layer), None, []
         for part in current.split(chunk, dim=dim):
             if detach_state and v is not None:
@@ -96,7 +96,7 @@ def _spikingjelly_memopt(layer, chunk: int | None) -> Callable:
     wrapped: dict[int, torch.nn.Module] = {}  # by number of chunks; kept outside the layer's modules
 
     def forward(x: torch.Tensor) -> torch.Tensor:
-        current = layer.gain(layer.linear(x))
+        current = layer.current(x)
         chunks = 1 if chunk is None else max(1, -(-current.shape[0] // chunk))
         if chunks not in wrapped:
             wrapped[chunks] = memopt.checkpoint_module(node, chunks=chunks)
@@ -106,17 +106,31 @@ def _spikingjelly_memopt(layer, chunk: int | None) -> Callable:
     return forward
 
 
+def _per_block(net, forward: Callable) -> Callable:
+    """A network of blocks (snnbench.training.convnet.ConvNet): `forward(block)` on each block in turn."""
+    forwards = [forward(block) for block in net.blocks]
+    return lambda x: net.run(forwards, x)
+
+
 def forward_of(layer, framework: str, strategy: str, chunk: int | None = None) -> Callable:
-    """The forward pass of `layer` (x -> spikes) under `strategy`."""
+    """The forward pass of `layer` (x -> spikes) under `strategy`; on a network of blocks, the strategy
+    applies to each block (checkpoint-layer keeps each block's input, checkpoint-neuron each block's
+    synaptic output: Liang et al.'s store-only-the-Conv/FC-outputs)."""
     reason = not_offered(framework, strategy)
     if reason:
         raise ValueError(f"{framework}, {strategy}: {reason}")
+    if hasattr(layer, "blocks"):
+        return _per_block(layer, lambda block: _layer_forward(block, framework, strategy, chunk))
+    return _layer_forward(layer, framework, strategy, chunk)
+
+
+def _layer_forward(layer, framework: str, strategy: str, chunk: int | None) -> Callable:
     if strategy == "vanilla":
         return layer
     if strategy == "checkpoint-layer":
         return lambda x: checkpoint(layer, x, use_reentrant=False)
     if strategy == "checkpoint-neuron":
-        return lambda x: checkpoint(layer.neuron, layer.gain(layer.linear(x)), use_reentrant=False)
+        return lambda x: checkpoint(layer.neuron, layer.current(x), use_reentrant=False)
     if strategy == "checkpoint-time":
         return _chunked(layer, framework, chunk)
     # the library's own mode: SpikingJelly's memopt (spec.LIBRARY_MODES says why the others have none)
@@ -126,4 +140,6 @@ def forward_of(layer, framework: str, strategy: str, chunk: int | None = None) -
 def broken_forward(layer, framework: str, chunk: int) -> Callable:
     """A deliberately wrong strategy for the gradient check to reject: chunks of time whose membrane is
     detached between chunks (truncated BPTT), so no gradient flows across a chunk boundary."""
+    if hasattr(layer, "blocks"):
+        return _per_block(layer, lambda block: _chunked(block, framework, chunk, detach_state=True))
     return _chunked(layer, framework, chunk, detach_state=True)
