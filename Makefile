@@ -22,7 +22,7 @@ endif
 # reads them for the other environments; .venv is made before the package can be run).
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
-.PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory report archive crate regression compare-builds test lint format bench \
+.PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory bench-training-memory-conv report archive crate regression compare-builds test lint format bench \
 	history-add dashboard bench-history \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
@@ -66,6 +66,12 @@ bench-data: run-data
 bench-training-memory: env
 	$(SNAKEMAKE) --configfile config/experiments/snn-training-memory.yaml $(ARGS)
 	$(VENV)/bin/python -m snnbench.training.memory_table results/snn-training-memory/points.csv
+
+## bench-training-memory-conv: the same on Liang et al.'s convolutional SNN, with and without batch norm (config/experiments/snn-training-memory-conv.yaml; CONV_CONFIG=... for another grid)
+CONV_CONFIG ?= config/experiments/snn-training-memory-conv.yaml
+bench-training-memory-conv: env
+	$(SNAKEMAKE) --configfile $(CONV_CONFIG) $(ARGS)
+	$(VENV)/bin/python -m snnbench.training.memory_table results/$(basename $(notdir $(CONV_CONFIG)))/points.csv
 
 ## run: run the default experiment (config/config.yaml); tables and figures land in results/
 run: env

@@ -72,6 +72,30 @@ def test_strategies_a_library_does_not_offer_say_why(gradient_reports):
     assert "vmem[0].detach()" in gradient_reports["rockpool"]["checkpoint-time"]["not_offered"]
 
 
+CONV_FRAMEWORKS = ["torch", "snntorch", "norse", "sinabs", "spikingjelly"]  # rockpool cannot express it
+
+
+def test_every_offered_strategy_gives_vanillas_gradients_on_the_conv_network():
+    """The convolutional network (4 / 4 / 8 channels, 8 x 8 images, T = 30, chunks of 10), with and without
+    batch norm, in each library that expresses it: every parameter's gradient equal to vanilla's."""
+    code = (
+        "import json, sys; from snnbench.training import gradients as g; "
+        "print(json.dumps({a: g.check_all(sys.argv[1], 16, 30, 10, architecture=a) for a in ('conv', 'conv-bn')}))"
+    )
+    checked = 0
+    for framework in CONV_FRAMEWORKS:
+        for architecture, report in run_python(framework, code, framework).items():
+            for strategy in ("checkpoint-layer", "checkpoint-neuron", "checkpoint-time", "library"):
+                result = report[strategy]
+                if "not_offered" in result:
+                    continue
+                assert result["passed"] and result["max_rel_diff"] <= 1e-5, (framework, architecture, strategy)
+                assert result["reference_max_abs"] > 0
+                checked += 1
+            assert not report["broken"]["passed"], (framework, architecture)
+    assert checked == 2 * (3 * 5 + 1)  # both networks: three checkpointings everywhere, SpikingJelly's memopt
+
+
 MEMORY_PROBE = """
 import json, sys
 import torch

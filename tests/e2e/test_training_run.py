@@ -167,6 +167,7 @@ def test_ci_experiment_records_every_library(ci_run):
         "snn-training-ci-loop",
         "snn-training-ci-gpu",
         "snn-training-ci-memory",
+        "snn-training-ci-conv",
     }
 
 
@@ -208,6 +209,26 @@ def test_memory_strategies_run_through_the_workflow(ci_run):
     skipped = points[points["status"] == "skipped"].set_index(["framework", "strategy_id"])["failure_reason"]
     assert "not offered" in skipped[("torch", "library-c10")]
     assert "vmem[0].detach()" in skipped[("rockpool", "checkpoint-time-c10")]
+
+
+def test_conv_network_runs_through_the_workflow(ci_run):
+    workdir, _ = ci_run
+    points = pd.read_csv(workdir / "results/snn-training-ci-conv/points.csv")
+    ran = points[points["status"] == "ok"].set_index("strategy_id")
+    assert set(ran.index) == {"vanilla", "checkpoint-neuron"} and (ran["framework"] == "torch").all()
+    assert (ran["architecture"] == "conv-bn").all() and ran["valid"].all()
+    assert ran.loc["checkpoint-neuron", "gradient_max_rel_diff"] <= 1e-5
+    # every block calibrated to the target rate: the mean over blocks is on it
+    assert ran["spike_rate"].sub(ran["target_rate"]).abs().lt(0.1 * ran["target_rate"]).all()
+    assert ran.loc["checkpoint-neuron", "kept_mb"] < ran.loc["vanilla", "kept_mb"]
+    # NeuroBench on the vanilla point: the first convolution's real-valued input counts as MACs, the rest as ACs
+    vanilla = ran.loc["vanilla"]
+    assert float(vanilla["nb_synops_effective_macs"]) > 0 and float(vanilla["nb_synops_effective_acs"]) > 0
+    assert vanilla["nb_membrane_updates"].startswith("not measurable: ")
+    skipped = points[points["status"] == "skipped"].set_index("framework")["failure_reason"]
+    assert "Rockpool has no convolution module" in skipped["rockpool"]
+    record = workdir / "results/snn-training-ci-conv/torch/cpu_float32_highest_unbind_vanilla/conv-bn_n32_T10_B2/seed1"
+    assert (record / "record.json").exists()
 
 
 GRAPH_NODES = """
