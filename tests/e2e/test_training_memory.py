@@ -28,7 +28,8 @@ def run_python(env: str, code: str, *args: str) -> dict:
         capture_output=True,
         text=True,
         timeout=600,
-        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+        # this checkout's snnbench, whichever checkout the environment's editable install names
+        env={"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
