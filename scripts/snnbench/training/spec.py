@@ -20,6 +20,9 @@ default). The input gain g is calibrated per point on the reference implementati
 the layer fires `target_rate` spikes per neuron and step; every framework gets the same g, so
 their spike rates match when they implement the same neuron.
 
+The second network (`architectures: [conv, conv-bn]`, CONV below) is the seed paper's Conv/FC stack with the
+same neuron after every layer (snnbench.training.convnet).
+
 Each framework maps these parameters onto its own parameterisation (see FRAMEWORKS and
 snnbench.training.models); where a library cannot express a detail, the difference is listed
 in `differences` and measured by the equivalence test (snnbench.training.equivalence).

@@ -10,6 +10,9 @@
 - `library`: the library's own memory-saving mode where it has one (SpikingJelly's
   `activation_based.memopt`); the others say why not (`not_offered`).
 
+On the convolutional network (snnbench.training.convnet) each strategy applies to every block (pool, conv or
+FC, batch norm, neuron) in turn: "layer" is a block, "Linear's output" the block's Conv/FC output.
+
 Each strategy must give vanilla's gradients (snnbench.training.gradients checks it per point).
 """
 
