@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, snakemake
+from conftest import REPO, copy_workflow, snakemake
 from snnbench import planning
 from snnbench.machine import gpu
 from snnbench.training import equivalence
@@ -122,11 +122,9 @@ def test_cuda_point_skips_with_no_gpu_or_runs_on_one(tmp_path):
 
 @pytest.fixture(scope="module")
 def ci_run(tmp_path_factory):
-    import shutil
-
-    workdir = tmp_path_factory.mktemp("training-e2e") / "snnbench"
-    ignore = shutil.ignore_patterns(".venv*", ".snakemake", "results", "logs", "benchmarks", "__pycache__", ".git")
-    shutil.copytree(REPO, workdir, ignore=ignore)
+    # The workflow's copy as every end-to-end test makes it (a pattern ignoring "results" anywhere would leave
+    # out scripts/snnbench/results).
+    workdir = copy_workflow(tmp_path_factory.mktemp("training-e2e"))
     proc = snakemake(workdir, "--configfile", "config/experiments/snn-training-ci.yaml")
     return workdir, proc
 

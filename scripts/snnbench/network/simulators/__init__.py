@@ -61,6 +61,31 @@ BRIAN2_OPTIONS = f"{BRIAN2}.options:SCHEMA"
 EXPORTED = ("pd14",)
 
 
+def brian2_device(environment: str, gpus: int = 0, builders: dict = BRIAN2_PD14) -> Simulator:
+    """A Brian2 device: the brian2 options block, PD14's builder, the exported network read."""
+    return Simulator(
+        environment=environment,
+        gpus=gpus,
+        options="brian2",
+        options_schema=BRIAN2_OPTIONS,
+        builders=builders,
+        reads=EXPORTED,
+    )
+
+
+def genn_backend(gpus: int) -> Simulator:
+    """A PyGeNN backend (CUDA with a GPU, single-threaded CPU without): the genn options block and its check."""
+    return Simulator(
+        environment="pygenn",
+        gpus=gpus,
+        options="genn",
+        options_schema=GENN_SCHEMA,
+        builders=GENN,
+        option_check=GENN_OPTIONS,
+        reads=EXPORTED,
+    )
+
+
 SIMULATORS = {
     "nest": Simulator(
         environment="nest",
@@ -81,53 +106,16 @@ SIMULATORS = {
         reads=EXPORTED,
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
-    "brian2-runtime": Simulator(
-        environment="brian2", options="brian2", options_schema=BRIAN2_OPTIONS, builders=BRIAN2_PD14, reads=EXPORTED
+    "brian2-runtime": brian2_device("brian2"),
+    "brian2-cpp": brian2_device(
+        "brian2", builders={**BRIAN2_PD14, "hpc_benchmark": f"{BRIAN2}.hpc_benchmark:HpcBenchmarkBrian2"}
     ),
-    "brian2-cpp": Simulator(
-        environment="brian2",
-        options="brian2",
-        options_schema=BRIAN2_OPTIONS,
-        builders={**BRIAN2_PD14, "hpc_benchmark": f"{BRIAN2}.hpc_benchmark:HpcBenchmarkBrian2"},
-        reads=EXPORTED,
-    ),
-    "brian2-genn": Simulator(
-        environment="brian2genn",
-        gpus=1,
-        options="brian2",
-        options_schema=BRIAN2_OPTIONS,
-        builders=BRIAN2_PD14,
-        reads=EXPORTED,
-    ),
-    "brian2-genn-cpu": Simulator(
-        environment="brian2genn", options="brian2", options_schema=BRIAN2_OPTIONS, builders=BRIAN2_PD14, reads=EXPORTED
-    ),
-    "brian2-cuda": Simulator(
-        environment="brian2cuda",
-        gpus=1,
-        options="brian2",
-        options_schema=BRIAN2_OPTIONS,
-        builders=BRIAN2_PD14,
-        reads=EXPORTED,
-    ),
+    "brian2-genn": brian2_device("brian2genn", gpus=1),
+    "brian2-genn-cpu": brian2_device("brian2genn"),
+    "brian2-cuda": brian2_device("brian2cuda", gpus=1),
     # PyGeNN 5, built from GeNN's source (envs/pygenn.yaml): its CUDA and single-threaded CPU backends.
-    "genn": Simulator(
-        environment="pygenn",
-        gpus=1,
-        options="genn",
-        options_schema=GENN_SCHEMA,
-        builders=GENN,
-        option_check=GENN_OPTIONS,
-        reads=EXPORTED,
-    ),
-    "genn-cpu": Simulator(
-        environment="pygenn",
-        options="genn",
-        options_schema=GENN_SCHEMA,
-        builders=GENN,
-        option_check=GENN_OPTIONS,
-        reads=EXPORTED,
-    ),
+    "genn": genn_backend(gpus=1),
+    "genn-cpu": genn_backend(gpus=0),
     # INM-6's own simulation of the multi-area model in the model's environment: its reference run.
     "nest-inm6": Simulator(
         environment="multi-area-model",
