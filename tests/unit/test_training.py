@@ -348,6 +348,13 @@ def memory_points() -> pd.DataFrame:
     return pd.DataFrame([*rows, invalid]).assign(experiment="train")
 
 
+def test_memory_table_names_a_missing_points_table(tmp_path):
+    from snnbench.training import memory_table
+
+    with pytest.raises(SystemExit, match=r"no points table at .*nowhere\.csv: run the experiment first"):
+        memory_table.main([str(tmp_path / "nowhere.csv")])
+
+
 def test_memory_table_gives_ratios_against_vanilla_on_the_same_point():
     from snnbench.training import memory_table
 

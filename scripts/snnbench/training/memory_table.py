@@ -13,6 +13,7 @@ Only valid points count (ran, passed the FLOP check, gradients equal to vanilla'
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pandas as pd
 
@@ -93,6 +94,12 @@ def table(points: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> None:
+    missing = [path for path in argv if not Path(path).is_file()]
+    if not argv or missing:
+        raise SystemExit(
+            f"error: no points table at {', '.join(missing) or '(none named)'}: run the experiment first "
+            "(e.g. make bench-training-memory), then name its results/<experiment>/points.csv"
+        )
     points = pd.concat([pd.read_csv(path) for path in argv], ignore_index=True)
     print(table(points))
 
