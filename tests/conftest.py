@@ -112,6 +112,13 @@ def copy_workflow(parent: Path) -> Path:
     return dest
 
 
+def plugin_environment(workdir: Path, plugins: str, **variables: str) -> dict:
+    """Our environment with the workflow copy's tests/<plugins> folder on PYTHONPATH (where the test's plugin
+    modules are) and the variables that register them (SNNBENCH_NETWORK_SIMULATORS=..., say)."""
+    path = os.pathsep.join(filter(None, [str(workdir / "tests" / plugins), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, **variables, PYTHONPATH=path)
+
+
 @pytest.fixture
 def workflow_copy(tmp_path) -> Path:
     return copy_workflow(tmp_path)

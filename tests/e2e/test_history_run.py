@@ -10,13 +10,12 @@ and no console error."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 
 import pytest
 import yaml
-from conftest import TINY, VENV_BIN, copy_workflow, snakemake
+from conftest import TINY, VENV_BIN, copy_workflow, plugin_environment, snakemake
 from snnbench.results import dashboard, history
 
 pytestmark = pytest.mark.slow
@@ -40,12 +39,12 @@ GATE = ["--metrics", "time_simulate_s", "real_time_factor", "--tolerance", "2.0"
 def finished(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("history"))
     (workdir / "config" / "gate.yaml").write_text(yaml.safe_dump(CONFIG))
-    env = dict(
-        os.environ,
+    env = plugin_environment(
+        workdir,
+        "simulators",
         SNNBENCH_NETWORK_SIMULATORS="nest-sleepy=sleepy_plugin:SIMULATOR",
         SNNBENCH_TEST_SLOW_EXPERIMENTS="gate-slow",
         SNNBENCH_TEST_SLEEP_S=str(SLEEP_S),
-        PYTHONPATH=os.pathsep.join(filter(None, [str(workdir / "tests/simulators"), os.environ.get("PYTHONPATH")])),
     )
     snakemake(workdir, "--configfile", "config/gate.yaml", env=env)
     store = workdir.parent / "history"

@@ -5,13 +5,12 @@ the model's own size, tables, validation and figures, with no change to snnbench
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import VENV_BIN, copy_workflow
+from conftest import VENV_BIN, copy_workflow, plugin_environment
 
 pytestmark = pytest.mark.slow
 
@@ -35,10 +34,8 @@ CONFIG = {
 def finished(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("seam"))
     (workdir / "config" / "seam.yaml").write_text(yaml.safe_dump(CONFIG))
-    env = dict(
-        os.environ,
-        SNNBENCH_NETWORK_MODELS="two_populations=two_populations:TwoPopulations",
-        PYTHONPATH=os.pathsep.join(filter(None, [str(workdir / "tests" / "models"), os.environ.get("PYTHONPATH")])),
+    env = plugin_environment(
+        workdir, "models", SNNBENCH_NETWORK_MODELS="two_populations=two_populations:TwoPopulations"
     )
     proc = subprocess.run(
         [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--configfile", "config/seam.yaml"],

@@ -6,13 +6,12 @@ a simulator took its backend module, its registry entry and its environment file
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import TINY, VENV_BIN, copy_workflow
+from conftest import TINY, VENV_BIN, copy_workflow, plugin_environment
 
 pytestmark = pytest.mark.slow
 
@@ -31,12 +30,8 @@ CONFIG = {
 REGISTERED = "nest-plugin=nest_plugin:SIMULATOR"
 
 
-def plugin_environment(workdir) -> dict:
-    return dict(
-        os.environ,
-        SNNBENCH_NETWORK_SIMULATORS=REGISTERED,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(workdir / "tests" / "simulators"), os.environ.get("PYTHONPATH")])),
-    )
+def registered_environment(workdir) -> dict:
+    return plugin_environment(workdir, "simulators", SNNBENCH_NETWORK_SIMULATORS=REGISTERED)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +41,7 @@ def finished(tmp_path_factory):
     proc = subprocess.run(
         [str(VENV_BIN / "snakemake"), "--profile", "profiles/local", "--configfile", "config/plugin.yaml"],
         cwd=workdir,
-        env=plugin_environment(workdir),
+        env=registered_environment(workdir),
         capture_output=True,
         text=True,
         timeout=900,

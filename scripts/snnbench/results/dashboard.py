@@ -28,7 +28,6 @@ import plotly.offline
 from plotly.subplots import make_subplots
 
 from snnbench.network.phases import PHASES
-from snnbench.planning.campaign import ConfigRefused
 from snnbench.results import dashboard_pages, history, steps
 
 PLOTTED = {
@@ -185,10 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     history.place_arguments(parser)
     parser.add_argument("--out", type=Path, default=Path("results/dashboard"), help="the site's folder (replaced)")
     args = parser.parse_args(argv)
-    try:
-        root = history.root_of(args.history, args.configfile)
-    except ConfigRefused as refused:
-        print(refused, file=sys.stderr)
+    root = history.root_or_refusal(args)
+    if root is None:
         return 2
     made = build(root, args.out)
     print(

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench.planning.campaign import ConfigRefused
 from snnbench.results import history, regression
 from snnbench.schemas import schema_default
 from snnbench.tables.frames import read_points, write_table
@@ -94,10 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", nargs="+", choices=regression.METRICS, help="gate on these metrics only")
     parser.add_argument("--out", help="also write the ratios as CSV")
     args = parser.parse_args(argv)
-    try:
-        root = history.root_of(args.history, args.configfile)
-    except ConfigRefused as refused:
-        print(refused, file=sys.stderr)
+    root = history.root_or_refusal(args)
+    if root is None:
         return 2
     past = history.read(root)
     if past.empty:

@@ -113,6 +113,16 @@ def root_of(named: str | Path | None, config_files=()) -> Path:
     return Path(configured).expanduser() if configured else default_root()
 
 
+def root_or_refusal(args: argparse.Namespace) -> Path | None:
+    """root_of the command line's --history and --configfile (place_arguments); None, the refusal printed to
+    stderr, where a config file is refused (the commands then exit with 2)."""
+    try:
+        return root_of(args.history, args.configfile)
+    except ConfigRefused as refused:
+        print(refused, file=sys.stderr)
+        return None
+
+
 def configured_folder(config_files=()) -> str:
     """The `history.folder` of the config files ('' where none sets it; a later file overrides), each
     file's `history` block checked against the config schema. Raises ConfigRefused naming the file."""
@@ -342,10 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     place_arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        root = root_of(args.history, args.configfile)
-    except ConfigRefused as refused:
-        print(refused, file=sys.stderr)
+    root = root_or_refusal(args)
+    if root is None:
         return 2
     if args.action == "add":
         for source in args.sources or [Path("results")]:
