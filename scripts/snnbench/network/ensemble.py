@@ -57,19 +57,6 @@ def leave_one_out(matrix: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, sums / np.maximum(counts, 1), math.nan)
 
 
-def upper_limit(values, alpha: float) -> float:
-    """One-sided upper t prediction limit at level 1 - alpha for one new value drawn as `values`;
-    inf where fewer than two finite values give no spread."""
-    from scipy import stats
-
-    values = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
-    n = values.size
-    if n < 2:
-        return math.inf
-    spread = float(np.std(values, ddof=1)) * math.sqrt(1 + 1 / n)
-    return float(np.mean(values) + stats.t.ppf(1 - alpha, n - 1) * spread)
-
-
 def others(distances: list, self_index: int | None) -> list:
     """The members' leave-one-out distances without the point's own (where it is a member)."""
     return [d for i, d in enumerate(distances) if i != self_index]
