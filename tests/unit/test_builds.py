@@ -106,14 +106,20 @@ def test_bad_builds_are_refused_naming_the_key(build_set, key, allowed):
     assert found and key in found[0] and allowed in found[0], found
 
 
-def test_a_source_tree_without_a_pip_build_is_refused(tmp_path):
-    """NEST 3.8's and 3.9's trees: a pyproject.toml with tool settings only, CMake alone installs them."""
+def test_a_source_tree_without_a_pip_build_installs_with_cmake(tmp_path):
+    """NEST 3.8's and 3.9's trees: a pyproject.toml with tool settings only, CMake alone installs them;
+    3.10's builds a wheel with scikit-build-core; a tree without CMakeLists.txt is refused."""
     tree = git_tree(tmp_path / "nest-3.8")
     (tree / "pyproject.toml").write_text("[tool.black]\nline-length = 120\n")
-    found = config_problems(experiment(builds={"v3.8": {"source": str(tree)}}))
-    assert "builds.v3.8.source" in found[0] and "has no pip build" in found[0], found
+    assert config_problems(experiment(builds={"v3.8": {"source": str(tree)}})) == []
+    assert builds.source_recipe(tree) == "cmake-install"
     (tree / "pyproject.toml").write_text(PYPROJECT)
-    assert config_problems(experiment(builds={"v3.10": {"source": str(tree)}})) == []
+    assert builds.source_recipe(tree) == "wheel"
+    (tree / "pyproject.toml").write_text("[build-system\n")  # damaged: CMake's install, which needs none
+    assert builds.source_recipe(tree) == "cmake-install"
+    (tree / "CMakeLists.txt").unlink()
+    found = config_problems(experiment(builds={"v3.8": {"source": str(tree)}}))
+    assert "builds.v3.8.source" in found[0] and "no CMakeLists.txt" in found[0], found
 
 
 def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds():

@@ -199,27 +199,24 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
         return [] if named == package else [f"{key}.pip: {build['pip']!r} does not name {package}"]
     tree = Path(os.path.expanduser(build["source"]))
     if not tree.is_dir():
-        return [f"{key}.source: {build['source']} is not a directory (the path of a {package} source tree)"]
-    if not (tree / "CMakeLists.txt").exists() or not (tree / "pyproject.toml").exists():
         return [
-            f"{key}.source: {build['source']} is not a {package} source tree (no CMakeLists.txt and pyproject.toml)"
+            f"{key}.source: {build['source']} is not a directory (the path of a {package} source tree; "
+            "`make nest-source TAG=<tag>` clones a NEST release)"
         ]
-    if not _pip_buildable(tree / "pyproject.toml"):
-        return [
-            f"{key}.source: {build['source']} has no pip build: its pyproject.toml names no scikit-build-core "
-            f"build-backend (NEST trees before 3.10 install with CMake alone; a build makes a wheel with pip)"
-        ]
+    if not (tree / "CMakeLists.txt").exists():
+        return [f"{key}.source: {build['source']} is not a {package} source tree (no CMakeLists.txt)"]
     return []
 
 
-def _pip_buildable(pyproject: Path) -> bool:
-    """Whether a tree's pyproject.toml builds a wheel with scikit-build-core (NEST 3.10 on: the recipe of
-    maker._build_source); without [build-system], pip falls back to setuptools, which finds no package."""
+def source_recipe(tree: str | Path) -> str:
+    """How a source tree is built: `wheel` where its pyproject.toml builds one with scikit-build-core
+    (NEST 3.10 on), else `cmake-install`, CMake's own install into the environment (the release trees
+    before 3.10, whose pyproject.toml holds tool settings only: pip would fall back to setuptools)."""
     try:
-        declared = tomllib.loads(pyproject.read_text(errors="replace")).get("build-system", {})
-    except tomllib.TOMLDecodeError:
-        return False
-    return str(declared.get("build-backend", "")).startswith("scikit_build_core")
+        declared = tomllib.loads((Path(tree) / "pyproject.toml").read_text(errors="replace")).get("build-system", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return "cmake-install"
+    return "wheel" if str(declared.get("build-backend", "")).startswith("scikit_build_core") else "cmake-install"
 
 
 def _modules_problems(key: str, build: dict) -> list[str]:

@@ -1,6 +1,7 @@
 """Make one build's environment (rule build_environment): a virtual environment in the per-user
 cache (snnbench.environments.builds) with the build's requirements, and for a source tree a wheel built with
-its CMake options; then its provenance in build.json, which marks the environment complete.
+its CMake options, or CMake's own install where the tree has no wheel build; then its provenance in
+build.json, which marks the environment complete.
 
 A failure (an unknown version, a CMake error) removes the half-made environment and raises
 BuildFailed with a message that names the build; its points do not run, other builds' do.
@@ -58,8 +59,16 @@ def _pip(prefix: Path) -> list[str]:
 
 
 def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
-    """A wheel from the source tree with the CMake options (as scripts/install_nest_mpi.sh builds
-    the sdist), its CMake build folder kept in the environment for the compiler's record."""
+    """The source tree into the environment by its recipe (builds.source_recipe), its CMake build
+    folder kept in the environment until the compiler is recorded."""
+    if builds.source_recipe(build["source"]) == "wheel":
+        _build_wheel(build, prefix, log, threads)
+    else:
+        _cmake_install(build, prefix, log, threads)
+
+
+def _build_wheel(build: dict, prefix: Path, log, threads: int) -> None:
+    """A wheel with the CMake options (as scripts/install_nest_mpi.sh builds the sdist)."""
     defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in builds.cmake_options(build).items()]
     wheels = prefix / "wheel"
     command = [*_pip(prefix), "wheel", "--no-deps", "--no-build-isolation", *defines]
@@ -73,6 +82,21 @@ def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
     _run(
         [*_pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))], log, "installing the wheel"
     )
+
+
+def _cmake_install(build: dict, prefix: Path, log, threads: int) -> None:
+    """CMake's configure, build and install with the environment as the install prefix: PyNEST lands
+    in the environment's site-packages (lib/pythonX.Y/site-packages), the kernel in its lib/."""
+    folder = prefix / "cmake-build"
+    defines = [f"-D{k}={v}" for k, v in builds.cmake_options(build).items()]
+    python = prefix / "bin" / "python"
+    configure = ["cmake", "-S", build["source"], "-B", str(folder), f"-DCMAKE_INSTALL_PREFIX={prefix}"]
+    configure += ["-Dwith-python=ON", f"-DPython_EXECUTABLE={python}", *defines]
+    # The environment's bin/ first: CMake finds its Cython, and NEST's model generator runs `python3`.
+    env = dict(os.environ, PATH=f"{prefix / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    _run(configure, log, "configuring the source tree with CMake", env=env)
+    _run(["cmake", "--build", str(folder), f"-j{threads}"], log, "compiling the source tree", env=env)
+    _run(["cmake", "--install", str(folder)], log, "installing the source tree with CMake", env=env)
 
 
 def _source_archive(spec: dict, settings: sources.Settings) -> Path:
@@ -155,6 +179,7 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
     if "source" in build:
         info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
+        info["recipe"] = builds.source_recipe(build["source"])
         info["compiler"] = compiler(prefix)
     return info
 
