@@ -184,3 +184,8 @@ def test_a_perturbation_changes_what_every_simulator_builds():
     assert np.allclose(changed.weight_mean_pA, 1.2 * plain.weight_mean_pA)
     assert np.allclose(changed.delay_mean_ms, plain.delay_mean_ms + pd14.DT_MS)
     assert changed.weight_ext_pA == plain.weight_ext_pA and changed.total_synapses == plain.total_synapses
+    fewer = pd14.network({**params, "perturbation": {"population_indegree": {"population": "L4E", "scale": 0.9}}})
+    l4e = pd14.POPULATIONS.index("L4E")
+    assert np.array_equal(fewer.num_synapses[l4e], np.round(plain.num_synapses[l4e] * 0.9).astype(int))
+    others = [i for i in range(len(pd14.POPULATIONS)) if i != l4e]
+    assert np.array_equal(fewer.num_synapses[others], plain.num_synapses[others])

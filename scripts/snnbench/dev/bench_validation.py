@@ -2,9 +2,10 @@
 change of the network it catches (power), measured with real runs of PD14 on NEST.
 
 A reference ensemble of `--seeds` NEST runs at one model size, and `--changed-seeds` runs of each deliberately
-changed network (pd14.perturbation: all weights x f, delays + 1 step). False positives: each reference seed
-judged against the others (leave-one-out, snnbench.network.ensemble); power: each changed run judged against
-the whole ensemble. Both for the spike statistics (validation verdict at the config's `validation.alpha`) and
+changed network (pd14.perturbation: all weights x f, delays + 1 step, L4E's in-degrees x f). False positives:
+each reference seed judged against the others (leave-one-out, snnbench.network.ensemble) and `--second-seeds`
+runs of a second correct simulator (SECOND) judged against the whole ensemble; power: each changed run judged
+against the whole ensemble. Both for the spike statistics (validation verdict at the config's `validation.alpha`) and
 for the population rates (ensemble.rates_agree of one run against the ensemble). Runs are kept in --out and
 reused, so a second call only judges again.
 
@@ -31,11 +32,18 @@ CHANGES = {
     "weights x1.1": {"weight_scale": 1.1},
     "weights x1.2": {"weight_scale": 1.2},
     "delays +1 step": {"delay_steps": 1},
+    "L4E in-degree x0.9": {"population_indegree": {"population": "L4E", "scale": 0.9}},
+    "L4E in-degree x0.8": {"population_indegree": {"population": "L4E", "scale": 0.8}},
 }
+# A second correct simulator judged against the NEST ensemble (its false positives): PyGeNN's CPU backend in
+# double precision. Not its iaf_psc_exp neuron: that one reads NEST's exported network with DC input, whose
+# seeds do not vary (no Poisson input), so it has no ensemble to be judged against.
+SECOND = {"simulator": "genn-cpu", "genn": {"precision": "double"}}
 
 
-def point_config(args, seed: int, change: dict | None) -> tuple[dict, dict]:
-    """A validated one-point config (defaults filled in as the workflow does) and its spec."""
+def point_config(args, seed: int, change: dict | None, second: bool = False) -> tuple[dict, dict]:
+    """A validated one-point config (defaults filled in as the workflow does) and its spec: NEST, or the
+    second simulator."""
     model = {
         "neuron_scale": args.neuron_scale,
         "indegree_scale": args.indegree_scale,
@@ -46,7 +54,8 @@ def point_config(args, seed: int, change: dict | None) -> tuple[dict, dict]:
         model["perturbation"] = change
     exp = {
         "name": "bench-validation",
-        "simulators": ["nest"],
+        "simulators": [SECOND["simulator"] if second else "nest"],
+        **({"genn": SECOND["genn"]} if second else {}),
         "scaling": "strong",
         "resources": {"threads_per_rank": [1]},
         "pd14": model,
@@ -63,7 +72,7 @@ def run(args, seed: int, name: str, change: dict | None) -> Path:
     if (folder / "stats.npz").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    config, spec = point_config(args, seed, change)
+    config, spec = point_config(args, seed, change, second=name == SECOND["simulator"])
     (folder / "spec.json").write_text(json.dumps(spec))
     files = [folder / name for name in ("spec.json", "record.json", "spikes.npz", "log")]
     execute.run_point(*files, config["activity_check"], 1800)
@@ -113,7 +122,7 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
         for j in range(len(reference))
     ]
     lines.append({"runs": "reference seeds (leave-one-out)", "n": len(fp), "statistics": fp, "rates": fp_rates})
-    for name, folders in changed.items():
+    for name, folders in changed.items():  # the second simulator's runs first: a false positive where flagged
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
         found = [flagged(s, members, None, tolerance, min_samples, matrices) for s in stats]
         differ = [
@@ -132,16 +141,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=20, help="reference ensemble size (leave-one-out judgements)")
     parser.add_argument("--changed-seeds", type=int, default=10, help="runs of each changed network")
     parser.add_argument("--changes", default=",".join(CHANGES), help="which of: " + ", ".join(CHANGES))
+    parser.add_argument("--second-seeds", type=int, default=10, help=f"runs of {SECOND['simulator']} (0: none)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
     args = parser.parse_args(argv)
     chosen = [c.strip() for c in args.changes.split(",") if c.strip()]
     tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
+    tasks += [(seed, SECOND["simulator"], None) for seed in range(1, args.second_seeds + 1)]
     tasks += [(seed, name, CHANGES[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
     with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
         folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
-    reference, rest = folders[: args.seeds], folders[args.seeds :]
-    changed = {name: rest[i * args.changed_seeds :][: args.changed_seeds] for i, name in enumerate(chosen)}
+    reference, second = folders[: args.seeds], folders[args.seeds :][: args.second_seeds]
+    rest = folders[args.seeds + args.second_seeds :]
+    changed = {f"{SECOND['simulator']} (correct)": second} if second else {}
+    changed |= {name: rest[i * args.changed_seeds :][: args.changed_seeds] for i, name in enumerate(chosen)}
     print(
         f"PD14 on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
         f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"

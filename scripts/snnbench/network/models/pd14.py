@@ -214,12 +214,19 @@ WRAPPER_MB = 60
 def network(params: dict) -> Network:
     """What every simulator builds for a point's parameters: derive(), then the deliberate change of
     `perturbation` where the experiment asks for one (validation's power, make bench-validation): all
-    recurrent weights times `weight_scale`, every recurrent delay `delay_steps` steps longer."""
+    recurrent weights times `weight_scale`, every recurrent delay `delay_steps` steps longer, the recurrent
+    in-degrees of one population times a factor (`population_indegree`)."""
     net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
     change = params.get("perturbation") or {}
     scale, steps = change.get("weight_scale", 1.0), change.get("delay_steps", 0)
+    synapses = net.num_synapses
+    if "population_indegree" in change:
+        target = POPULATIONS.index(change["population_indegree"]["population"])
+        synapses = synapses.copy()
+        synapses[target] = np.round(synapses[target] * change["population_indegree"]["scale"]).astype(int)
     return replace(
         net,
+        num_synapses=synapses,
         weight_mean_pA=net.weight_mean_pA * scale,
         weight_sd_pA=net.weight_sd_pA * scale,
         delay_mean_ms=net.delay_mean_ms + steps * DT_MS,
@@ -274,6 +281,16 @@ PARAMETERS = parameter_block(
                 "type": "integer",
                 "minimum": 0,
             },
+            "population_indegree": {
+                "description": "The recurrent in-degrees of one population (synapses onto it) times `scale`.",
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["population", "scale"],
+                "properties": {
+                    "population": {"type": "string", "enum": list(POPULATIONS)},
+                    "scale": {"type": "number", "exclusiveMinimum": 0},
+                },
+            },
         },
     },
 )
@@ -315,7 +332,7 @@ class PD14(NetworkModel):
         return exported.identity(params, rank_results)
 
     def size(self, params: dict) -> Size:
-        net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
+        net = network(params)  # a perturbation's in-degrees included
         return Size(num_neurons=net.num_neurons, total_synapses=net.total_synapses)
 
     def reference_rates(self, params: dict) -> tuple[dict, str] | None:
