@@ -35,13 +35,13 @@ def test_missing_tools_are_named_not_raised(monkeypatch, tmp_path):
     assert hardware.linked_libraries(["/x.so"]) == {"/x.so": "not available: ldd not on PATH"}
     assert hardware.linked_libraries([]) == {"": "not available: the simulator names no shared library"}
     assert hardware.loaded_modules({}).startswith("not available: no environment modules")
-    assert hardware.memory(tmp_path / "none")["error"].startswith("not available")
+    assert hardware.installed_memory(tmp_path / "none")["error"].startswith("not available")
 
 
 def test_memory_and_settings(tmp_path):
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:       2097152 kB\nMemFree: 1 kB\nMemAvailable:   1048576 kB\nSwapTotal: 0 kB\n")
-    assert hardware.memory(meminfo) == {"total_mb": 2048.0, "available_mb": 1024.0, "swap_total_mb": 0.0}
+    assert hardware.installed_memory(meminfo) == {"total_mb": 2048.0, "available_mb": 1024.0, "swap_total_mb": 0.0}
     environ = {"OMP_NUM_THREADS": "2", "SLURM_CPU_BIND": "cores", "SLURM_JOB_NODELIST": "n[1-2]", "HOME": "/root"}
     assert hardware.settings(environ) == {k: v for k, v in environ.items() if k != "HOME"}
 

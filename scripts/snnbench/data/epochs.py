@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from snnbench.machine.memory import process_mb
+from snnbench.machine.process_memory import process_mb
 
 
 def to_device(frames: torch.Tensor, targets: torch.Tensor, device: torch.device, non_blocking: bool):

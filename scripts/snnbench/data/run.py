@@ -21,7 +21,7 @@ from snnbench.data import epochs as data_epochs
 from snnbench.data import loading
 from snnbench.data import spec as data_spec
 from snnbench.data.model import Trainer
-from snnbench.machine.memory import process_mb
+from snnbench.machine.process_memory import process_mb
 from snnbench.run import result as child_result
 
 PARTS = ("load_s", "copy_s", "step_s", "total_s")

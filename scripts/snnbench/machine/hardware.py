@@ -25,8 +25,22 @@ from snnbench.machine import affinity
 # Where a launcher says which rank of its node a process is (Open MPI, SLURM's srun, MPICH/Hydra, PMI).
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK")
 # Variables that decide threads and their placement, and the job's nodes and CPU binding.
-ENV_PREFIXES = ("OMP_", "GOMP_", "KMP_", "SLURM_CPU_BIND", "SLURM_CPUS_", "SLURM_DISTRIBUTION", "OMPI_MCA_hwloc")
-ENV_NAMES = ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_JOB_PARTITION", "SLURM_TASKS_PER_NODE", "LOADEDMODULES")
+PLACEMENT_VARIABLE_PREFIXES = (
+    "OMP_",
+    "GOMP_",
+    "KMP_",
+    "SLURM_CPU_BIND",
+    "SLURM_CPUS_",
+    "SLURM_DISTRIBUTION",
+    "OMPI_MCA_hwloc",
+)
+PLACEMENT_VARIABLES = (
+    "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST",
+    "SLURM_JOB_PARTITION",
+    "SLURM_TASKS_PER_NODE",
+    "LOADEDMODULES",
+)
 TOOL_TIMEOUT_S = 30
 # Lmod's `module` as its init script defines it, for a bash that has not sourced the init: Lmod
 # prints the shell code that loads, lists, ... (snnbench.machine.lmod runs it in a clean bash too).
@@ -84,7 +98,7 @@ def topology() -> str:
     return text if is_available(text) else text + " (Debian package hwloc)"
 
 
-def memory(meminfo: Path = Path("/proc/meminfo")) -> dict:
+def installed_memory(meminfo: Path = Path("/proc/meminfo")) -> dict:
     """Totals of /proc/meminfo, MB."""
     wanted = {"MemTotal": "total_mb", "MemAvailable": "available_mb", "SwapTotal": "swap_total_mb"}
     try:
@@ -127,7 +141,11 @@ def loaded_modules(environ=os.environ) -> str:
 
 def settings(environ=os.environ) -> dict[str, str]:
     """OpenMP, affinity and SLURM placement variables of this process."""
-    return {k: v for k, v in sorted(environ.items()) if k.startswith(ENV_PREFIXES) or k in ENV_NAMES}
+    return {
+        k: v
+        for k, v in sorted(environ.items())
+        if k.startswith(PLACEMENT_VARIABLE_PREFIXES) or k in PLACEMENT_VARIABLES
+    }
 
 
 def node_local_rank(environ=os.environ) -> int:
@@ -165,7 +183,7 @@ def node_facts(libraries: list[str]) -> dict:
         "gathered_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "logical_cpus": os.cpu_count(),
         "topology": topology(),
-        "memory": memory(),
+        "memory": installed_memory(),
         "mpi_library": mpi_library(),
         "linked_libraries": linked_libraries(libraries),
         "modules": loaded_modules(),

@@ -21,7 +21,7 @@ import numpy as np
 
 from snnbench.environments import EnvironmentMissing, builds
 from snnbench.machine import energy, hardware, lmod
-from snnbench.machine.memory import process_mb
+from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for

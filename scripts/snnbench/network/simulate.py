@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.machine import affinity, energy, hardware
-from snnbench.machine.memory import process_mb
+from snnbench.machine.process_memory import process_mb
 from snnbench.network import models
 from snnbench.network.phases import PHASES
 from snnbench.network.simulators import get_builder

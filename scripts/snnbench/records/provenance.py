@@ -20,8 +20,19 @@ from snnbench.records import identity
 
 # Packages whose versions go into every record (where installed in the running environment).
 PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
-# Variables that shape threading, MPI and scheduling.
-ENV_PREFIXES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "SLURM_", "OMPI_", "PMIX_", "NEST_", "CUDA_")
+# Variables that shape threading, MPI and scheduling: recorded in provenance.environment.
+RECORDED_VARIABLE_PREFIXES = (
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "GOMP_",
+    "KMP_",
+    "SLURM_",
+    "OMPI_",
+    "PMIX_",
+    "NEST_",
+    "CUDA_",
+)
 
 
 def _git(*args: str) -> str | None:
@@ -131,7 +142,7 @@ def collect(spec: dict) -> dict:
             "usable_cpus": len(os.sched_getaffinity(0)),
             "load_average_1_5_15": list(os.getloadavg()),
         },
-        "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "environment": {k: v for k, v in sorted(os.environ.items()) if k.startswith(RECORDED_VARIABLE_PREFIXES)},
         "slurm": job,
         # Only for points that use GPUs (calling nvidia-smi costs time): all GPUs, and the first.
         **({"gpus": (found := gpu.gpus()), "gpu": (found or [None])[0]} if spec["resources"].get("gpus") else {}),

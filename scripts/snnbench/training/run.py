@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from snnbench.machine.memory import process_mb
+from snnbench.machine.process_memory import process_mb
 from snnbench.run import result as child_result
 from snnbench.training import convnet, gradients, lif, models, neurobench_metrics, sanity, strategies, timing
 from snnbench.training import memory as step_memory

@@ -1,4 +1,5 @@
-"""The one memory reader: this process's figures from /proc/self/status (Linux)."""
+"""This process's memory figures from /proc/self/status (Linux): the one reader of them (the machine's installed
+memory is snnbench.machine.hardware.installed_memory)."""
 
 from __future__ import annotations
 
