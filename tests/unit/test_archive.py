@@ -65,7 +65,7 @@ def test_hardware_records_travel_with_their_records(tmp_path, monkeypatch):
 
 def test_reading_applies_current_bounds(packed, tmp_path):
     out, _, points, _ = packed
-    strict = dict(BOUNDS, min_rate_hz=100.0)  # every population now counts as silent
+    strict = dict(BOUNDS, min_rate_hz=100.0, bounds_from_data=False)  # every population now counts as silent
     back = archive.read(out, tmp_path / "strict", strict, TOLERANCE, label="cluster")
     assert points["valid"].sum() > 0 and not back["valid"].any()
 

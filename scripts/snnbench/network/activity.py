@@ -88,24 +88,44 @@ def population_stats(
     return stats
 
 
+def at(bound, population: str) -> float:
+    """A bound of one population: the value itself, or its entry where bounds are per population."""
+    return bound[population] if isinstance(bound, dict) else bound
+
+
+def rate_problems(stats: list[dict], bounds: dict, duration_s: float | None = None) -> list[str]:
+    """Silent and too active populations. A floor is judged only where the population's expected spike count
+    at it (over `duration_s`) reaches the bounds' `min_floor_spikes` (snnbench.network.activity_bounds)."""
+    problems = []
+    for row in stats:
+        name, rate = row["population"], row["rate_hz"]
+        floor, ceiling = at(bounds["min_rate_hz"], name), at(bounds["max_rate_hz"], name)
+        countable = duration_s is None or floor * row["neurons"] * duration_s >= bounds.get("min_floor_spikes", 0)
+        if rate < floor and countable:
+            problems.append(f"{name} silent: {rate:.3g} spikes/s < {floor:.3g}")
+        if rate > ceiling:
+            problems.append(f"{name} too active: {rate:.3g} spikes/s > {ceiling:.3g}")
+    return problems
+
+
 def verdict(
-    stats: list[dict], bounds: dict, reference: tuple[dict, str] | None, model_problems: Sequence[str] = ()
+    stats: list[dict],
+    bounds: dict,
+    reference: tuple[dict, str] | None,
+    model_problems: Sequence[str] = (),
+    duration_s: float | None = None,
 ) -> dict:
     """Plausibility (no silent or saturated population, irregular firing, and none of the model's
     own `model_problems`: NetworkModel.activity_problems) and the distance to published rates where
-    they exist for this scale."""
-    problems = []
+    they exist for this scale. `bounds`: the config's, or resolved by snnbench.network.activity_bounds
+    (per population where they come from a reference ensemble; written into the verdict with their source)."""
+    problems = rate_problems(stats, bounds, duration_s)
     for row in stats:
         name = row["population"]
-        if row["rate_hz"] < bounds["min_rate_hz"]:
-            problems.append(f"{name} silent: {row['rate_hz']:.3g} spikes/s < {bounds['min_rate_hz']}")
-        if row["rate_hz"] > bounds["max_rate_hz"]:
-            problems.append(f"{name} too active: {row['rate_hz']:.3g} spikes/s > {bounds['max_rate_hz']}")
         if row["cv_neurons"] >= bounds["min_neurons_for_cv"]:
-            if not bounds["min_cv_isi"] <= row["cv_isi"] <= bounds["max_cv_isi"]:
-                problems.append(
-                    f"{name} ISI CV {row['cv_isi']:.2f} outside [{bounds['min_cv_isi']}, {bounds['max_cv_isi']}]"
-                )
+            low, high = at(bounds["min_cv_isi"], name), at(bounds["max_cv_isi"], name)
+            if not low <= row["cv_isi"] <= high:
+                problems.append(f"{name} ISI CV {row['cv_isi']:.2f} outside [{low:.3g}, {high:.3g}]")
     problems += model_problems
     result = {
         "checked": True,
@@ -116,6 +136,7 @@ def verdict(
         "correlation": {row["population"]: row.get("correlation") for row in stats},
         "spikes": {row["population"]: row["spikes"] for row in stats},
         "reference": None,
+        "bounds": {"source": "default", "basis": "the config's activity_check", **bounds},
     }
     if reference is not None:
         ref_rates, source = reference
@@ -142,4 +163,5 @@ def unchecked(reason: str) -> dict:
         "correlation": {},
         "spikes": {},
         "reference": None,
+        "bounds": None,
     }

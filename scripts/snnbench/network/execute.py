@@ -22,7 +22,7 @@ import numpy as np
 from snnbench.environments import EnvironmentMissing, builds
 from snnbench.machine import energy, hardware, lmod
 from snnbench.machine.process_memory import process_mb
-from snnbench.network import activity, binding, models, race, simulators
+from snnbench.network import activity, activity_bounds, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import REPO
@@ -135,7 +135,10 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             network_model.populations_of(model),
         )
         model_problems = network_model.activity_problems(model, stats, model_results)
-        verdict = activity.verdict(stats, bounds, network_model.reference_rates(model), model_problems)
+        # Bounds from the model's own rates where it has them (snnbench.network.activity_bounds).
+        resolved = activity_bounds.from_model(bounds, network_model.activity_rates(model, model_results))
+        reference = network_model.reference_rates(model)
+        verdict = activity.verdict(stats, resolved, reference, model_problems, t_sim_s)
         populations = stats
     else:
         verdict, populations = (

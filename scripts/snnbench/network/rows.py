@@ -12,8 +12,22 @@ import numpy as np
 import pandas as pd
 
 from snnbench.environments import builds
-from snnbench.network import activity, binding, compare, models, race, same_network, validation_table
+from snnbench.network import (
+    activity,
+    activity_bounds,
+    activity_ensemble,
+    binding,
+    compare,
+    models,
+    race,
+    same_network,
+    validation_table,
+)
 from snnbench.records.columns import outcome_columns
+
+# What point_row hands finish_table to judge a point's activity again by its reference ensemble's bounds
+# (populations, the model's bounds, published rates, the model's problems, the window in s); not a column.
+ACTIVITY_INPUTS = "_activity_inputs"
 
 
 @functools.lru_cache(maxsize=256)
@@ -107,25 +121,39 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         reference = _reference_rates(
             spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
         )
-        # The model's own checks too (as when the record was written), with the current bounds.
-        model_problems = network_model.activity_problems(model, rec["populations"], rec.get("model_results") or {})
-        verdict = activity.verdict(rec["populations"], bounds, reference, model_problems)
+        # The model's own checks too (as when the record was written), with the current bounds: the model's
+        # where it has rates (snnbench.network.activity_bounds), the reference ensemble's in finish_table.
+        results = rec.get("model_results") or {}
+        model_problems = network_model.activity_problems(model, rec["populations"], results)
+        resolved = activity_bounds.from_model(bounds, network_model.activity_rates(model, results))
+        duration_s = model["t_sim_ms"] * 1e-3
+        verdict = activity.verdict(rec["populations"], resolved, reference, model_problems, duration_s)
+        row[ACTIVITY_INPUTS] = (rec["populations"], resolved, reference, model_problems, duration_s)
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
             row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
             row[f"correlation_{pop['population']}"] = pop.get("correlation")
     else:
         verdict = rec["activity"]
-    row["activity_checked"] = verdict["checked"]
-    row["activity_plausible"] = verdict["plausible"]
-    row["activity_problems"] = "; ".join(verdict["problems"])
-    ref = verdict["reference"]
-    row["reference_max_rel_deviation"] = ref["max_rel_deviation"] if ref else np.nan
-    row["reference_within_tolerance"] = ref["within_tolerance"] if ref else None
-    # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
-    # also rules out those whose spike statistics are outside the validation tolerance.
-    row["valid"] = verdict["plausible"] is not False
+    row.update(activity_columns(verdict))
     return row
+
+
+def activity_columns(verdict: dict) -> dict:
+    """The activity verdict's columns, with the bounds it used and where they came from."""
+    ref, used = verdict["reference"], verdict.get("bounds") or {}
+    return {
+        "activity_checked": verdict["checked"],
+        "activity_plausible": verdict["plausible"],
+        "activity_problems": "; ".join(verdict["problems"]),
+        "activity_bounds_source": used.get("source"),
+        "activity_bounds_basis": used.get("basis"),
+        "reference_max_rel_deviation": ref["max_rel_deviation"] if ref else np.nan,
+        "reference_within_tolerance": ref["within_tolerance"] if ref else None,
+        # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
+        # also rules out those whose spike statistics are outside the validation tolerance.
+        "valid": verdict["plausible"] is not False,
+    }
 
 
 def build_columns(build: dict | None) -> dict:
@@ -209,6 +237,7 @@ def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None
     experiment's reference simulator (`validation_reference`: what its points were validated against,
     else `reference`, the model's). Returns the points and the long validation table (one row per
     point, population and statistic)."""
+    points = activity_ensemble.rejudge(points, validations, ACTIVITY_INPUTS, activity_columns)
     checks, distances, distance_paths = [], [], []
     for point, result in validations:
         checks.append(

@@ -126,6 +126,14 @@ class NetworkModel:
         """Published mean rate per population at this size, and where they come from; None: none."""
         return None
 
+    def activity_rates(self, params: dict, results: dict) -> dict | None:
+        """The rates the activity check's bounds come from (snnbench.network.activity_bounds.from_model):
+        `rates_hz` per population, `source` in words, `upper_only` where they are an upper end of the model's
+        regime rather than its rates (no floor then); None: the model has none, and the config's bounds judge.
+        results: from results(). Default: the published rates at this size (reference_rates)."""
+        reference = self.reference_rates(params)
+        return None if reference is None else {"rates_hz": reference[0], "source": reference[1]}
+
     def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
         """Problems of the experiment's parameter block (params: each point's) the schema cannot
         express, each naming the key."""

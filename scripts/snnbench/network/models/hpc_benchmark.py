@@ -213,6 +213,17 @@ class HpcBenchmark(NetworkModel):
             results["nest_synapse_models"] = synapse_models
         return results
 
+    def activity_rates(self, params: dict, results: dict) -> dict | None:
+        """The documented regime's upper end (MAX_MEAN_RATE_HZ), at the model's own in-degrees only:
+        down-scaled ones fire faster, and the config's bounds judge them."""
+        if params["indegree_scale"] != 1:
+            return None
+        return {
+            "rates_hz": dict.fromkeys(POPULATIONS, MAX_MEAN_RATE_HZ),
+            "source": "hpc_benchmark's regime at its own in-degrees (mean rate below 10 spikes/s)",
+            "upper_only": True,
+        }
+
     def activity_problems(self, params: dict, populations: list[dict], results: dict) -> list[str]:
         problems = []
         spikes = sum(row["spikes"] for row in populations)

@@ -175,6 +175,11 @@ class MultiArea(NetworkModel):
         """The theory's rate of each population beside its measured one."""
         return {f"theory_rate_{name}_hz": rate for name, rate in results.get("theory_rates_hz", {}).items()}
 
+    def activity_rates(self, params: dict, results: dict) -> dict | None:
+        """The mean-field rates of INM-6's theory (the record's model_results, else the description's)."""
+        rates = results.get("theory_rates_hz") or self.predicted_rates(params)
+        return {"rates_hz": rates, "source": "INM-6's mean-field theory (Theory.integrate_siegert)"}
+
     def activity_problems(self, params: dict, populations: list[dict], results: dict) -> list[str]:
         """No silent area (the populations' bounds are the config's)."""
         spikes: dict[str, int] = {}

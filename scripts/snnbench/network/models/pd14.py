@@ -338,6 +338,15 @@ class PD14(NetworkModel):
     def reference_rates(self, params: dict) -> tuple[dict, str] | None:
         return reference_rates(params["neuron_scale"], params["indegree_scale"], params["input"])
 
+    def activity_rates(self, params: dict, results: dict) -> dict | None:
+        """The published rates at this size, else the full-scale ones (derive's compensation keeps the
+        full model's mean input, so rates stay near them)."""
+        rates, source = self.reference_rates(params) or (
+            dict(zip(POPULATIONS, FULL_MEAN_RATES_HZ.tolist(), strict=True)),
+            REFERENCE_RATES_HZ[(1.0, 1.0, "poisson")][1],
+        )
+        return {"rates_hz": rates, "source": source}
+
     def description_asked(self, experiment: dict) -> str | None:
         return "pd14.network_seed" if experiment.get("pd14", {}).get("network_seed") is not None else None
 
