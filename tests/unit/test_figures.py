@@ -174,10 +174,18 @@ def test_real_time_factor_phases_without_and_with_detailed_timers(data):
     assert list(bar_stacks(ax)) == ["simulate"]
     assert ax.get_legend().get_title().get_text() == "no detailed\ntimers recorded"
 
+    # NEST's rows name its detailed timers (snnbench.network.rows, from its registry entry), empty without them.
+    assert [c for c in data.points if c.startswith("simulate_detail_")] == [
+        "simulate_detail_update_s",
+        "simulate_detail_collocate_s",
+        "simulate_detail_communicate_s",
+        "simulate_detail_deliver_s",
+    ]
     points = data.points.copy()
-    shares = {"time_update": 0.5, "time_collocate_spike_data": 0.1, "time_deliver_spike_data": 0.2}
-    for timer, share in shares.items():
-        points[f"timer_simulate_{timer}_s"] = points["time_simulate_s"] * share
+    nest = points["simulator"] == "nest"
+    shares = {"update": 0.5, "collocate": 0.1, "deliver": 0.2}
+    for label, share in shares.items():
+        points[f"simulate_detail_{label}_s"] = (points["time_simulate_s"] * share).where(nest)
     _, ax = draw("real_time_factor_phases", figures.Data(points))
     stacks = bar_stacks(ax)
     assert list(stacks) == ["update", "collocate", "deliver", "other"]  # no communicate timer: not shown

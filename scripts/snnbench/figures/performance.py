@@ -12,20 +12,14 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, legend, lines, mark_invalid, no_data, stacked_bars, vps_axis
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import colors
-from snnbench.network.phases import PHASES
+from snnbench.network.phases import DETAIL, PHASES
 
 CONSTRUCTION = ("setup", "create", "connect", "prepare")
 PROPAGATION = ("presimulate", "simulate")
-# The simulator's detailed timers of the simulate phase, in plotting order: for NEST those of a
-# build with detailed timers (-Dwith-detailed-timers=ON), as in beNNch's figures. Simulators not
-# named here show every `timer_simulate_*` column their records have.
-NEST_DETAILED_TIMERS = {
-    "update": "time_update",
-    "collocate": "time_collocate_spike_data",
-    "communicate": "time_communicate_spike_data",
-    "deliver": "time_deliver_spike_data",
-}
-DETAILED_TIMERS = {"nest": NEST_DETAILED_TIMERS, "pynn-nest": NEST_DETAILED_TIMERS}
+# The detailed timers of the simulate phase: those a simulator names (its registry entry,
+# snnbench.network.simulators) are the table's simulate_detail_<label>_s, in its order
+# (snnbench.network.rows). Where no simulator of the table names any, every `timer_simulate_*`
+# column the records have.
 TOTAL_TIMERS = ("time_simulate",)  # timers that hold the whole phase, not a part of it
 
 
@@ -57,19 +51,15 @@ def phases(ax, data: Data) -> None:
 
 def detailed_timer_columns(points: pd.DataFrame) -> dict[str, str]:
     """Detailed timers of the simulate phase present in the table: label -> column."""
+    named = [col for col in points.columns if col.startswith(DETAIL)]
+    if named:
+        return {col.removeprefix(DETAIL).removesuffix("_s"): col for col in named if points[col].notna().any()}
     columns = {}
-    for simulator in points["simulator"].dropna().unique():
-        named = DETAILED_TIMERS.get(simulator)
-        if named is not None:
-            for label, timer in named.items():
-                if f"timer_simulate_{timer}_s" in points:
-                    columns[label] = f"timer_simulate_{timer}_s"
-    if not columns and not any(s in DETAILED_TIMERS for s in points["simulator"].dropna().unique()):
-        prefix = "timer_simulate_"
-        for col in points.columns:
-            name = col.removeprefix(prefix).removesuffix("_s")
-            if col.startswith(prefix) and not name.endswith("_cpu") and name not in TOTAL_TIMERS:
-                columns[name.removeprefix("time_")] = col
+    prefix = "timer_simulate_"
+    for col in points.columns:
+        name = col.removeprefix(prefix).removesuffix("_s")
+        if col.startswith(prefix) and not name.endswith("_cpu") and name not in TOTAL_TIMERS:
+            columns[name.removeprefix("time_")] = col
     return columns
 
 

@@ -21,8 +21,10 @@ from snnbench.network import (
     models,
     race,
     same_network,
+    simulators,
     validation_table,
 )
+from snnbench.network.phases import DETAIL
 from snnbench.records.columns import outcome_columns
 
 # What point_row hands finish_table to judge a point's activity again by its reference ensemble's bounds
@@ -79,8 +81,14 @@ SIMULATOR_KEYS = (
 )
 
 
+def detail_column(label: str) -> str:
+    return f"{DETAIL}{label}_s"
+
+
 def simulator_columns(rec: dict) -> dict:
-    """The simulator's version, what it reports (SIMULATOR_KEYS), its binary's reuse and its timers per phase."""
+    """The simulator's version, what it reports (SIMULATOR_KEYS), its binary's reuse, its timers per phase
+    and, for a simulator that names detailed timers of the simulate phase (its registry entry), those under
+    their labels in its order (empty where this record lacks one: the build had no detailed timers)."""
     simulator = rec["simulator"]
     row = {"simulator_version": simulator["version"]}
     row.update({key: simulator[key] for key in SIMULATOR_KEYS if key in simulator})
@@ -88,6 +96,10 @@ def simulator_columns(rec: dict) -> dict:
         row["binary_reused"] = simulator["build"]["binary_reused"]
     for phase, timers in rec["simulator_timers_s"].items():
         row.update({f"timer_{phase}_{name}_s": value for name, value in timers.items()})
+    entry = simulators.registered().get(rec["point"]["simulator"])
+    simulate = rec["simulator_timers_s"].get("simulate", {})
+    for label, timer in (entry.detailed_timers if entry else {}).items():
+        row[detail_column(label)] = simulate.get(timer)
     return row
 
 

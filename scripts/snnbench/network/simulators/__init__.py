@@ -45,6 +45,10 @@ class Simulator:
     option_check: str | None = None
     # Models whose network, drawn once into a description (PD14's pd14.network_seed), its builder reads.
     reads: tuple[str, ...] = ()
+    # label -> timer: its detailed timers of the simulate phase (its `timers()`), in plotting order; the
+    # points table's `simulate_detail_<label>_s` (snnbench.network.rows), the RTF panel's parts. Empty:
+    # none named (the panel shows every simulate timer its records have).
+    detailed_timers: dict[str, str] = field(default_factory=dict)
 
 
 NEST = "snnbench.network.simulators.nest"
@@ -59,6 +63,14 @@ GENN_SCHEMA = "snnbench.network.simulators.genn.options:SCHEMA"
 BRIAN2_OPTIONS = f"{BRIAN2}.options:SCHEMA"
 # Builders that read the PD14 network NEST exported once (pd14.network_seed) instead of drawing their own.
 EXPORTED = ("pd14",)
+# NEST's timers of the simulate phase in a build with detailed timers (-Dwith-detailed-timers=ON), as in
+# beNNch's figures.
+NEST_DETAILED_TIMERS = {
+    "update": "time_update",
+    "collocate": "time_collocate_spike_data",
+    "communicate": "time_communicate_spike_data",
+    "deliver": "time_deliver_spike_data",
+}
 
 
 def brian2_device(environment: str, gpus: int = 0, builders: dict = BRIAN2_PD14) -> Simulator:
@@ -97,6 +109,7 @@ SIMULATORS = {
             "multi_area_model": f"{NEST}.multi_area:MultiAreaNest",
         },
         reads=EXPORTED,
+        detailed_timers=NEST_DETAILED_TIMERS,
     ),
     "pynn-nest": Simulator(
         environment="pynn-nest",
@@ -104,6 +117,7 @@ SIMULATORS = {
         build_package="nest-simulator",
         builders={"pd14": "snnbench.network.simulators.pynn_nest:PynnNestBackend"},
         reads=EXPORTED,
+        detailed_timers=NEST_DETAILED_TIMERS,
     ),
     # Brian2's devices; their pins conflict, so each family of devices has an environment of its own.
     "brian2-runtime": brian2_device("brian2"),
