@@ -89,3 +89,20 @@ def test_python_of_another_version_is_found_or_named():
 def test_make_env_names_an_unknown_environment(capsys):
     assert maker.main(["brain2"]) == 2
     assert "no environment brain2 (envs/<name>.yaml): known are brian2, brian2cuda" in capsys.readouterr().err
+
+
+def test_a_plugins_environment_file_is_found_in_the_folders_of_the_variable(tmp_path, monkeypatch):
+    folder = tmp_path / "plugin-envs"
+    folder.mkdir()
+    (folder / "plugin-only.yaml").write_text("dependencies:\n  - python=3.11\n  - pip:\n      - numpy==2.4.6\n")
+    (folder / "brian2.yaml").write_text("dependencies:\n  - python=3.11\n")  # envs/ comes first
+    assert "no file plugin-only.yaml in envs" in environments.problem("plugin-only")
+    monkeypatch.setenv(environments.EXTRA_VARIABLE, f"{tmp_path / 'nowhere'}:{folder}")
+    assert environments.file("plugin-only") == folder / "plugin-only.yaml"
+    assert environments.file("brian2") == paths.ENVS / "brian2.yaml"
+    assert environments.problem("plugin-only") is None
+    assert environments.pins("plugin-only") == ["numpy==2.4.6"] and environments.python_version("plugin-only") == "3.11"
+    (folder / "no-python.yaml").write_text("dependencies:\n  - pip:\n      - numpy==2.4.6\n")
+    assert (
+        environments.problem("no-python") == f"{folder}/no-python.yaml names no Python version (a line `- python=3.11`)"
+    )

@@ -113,7 +113,7 @@ def get_description_environment(wildcards):
 
 
 def get_description_conda_env(wildcards):
-    return str(paths.ENVS / f"{_derivation(wildcards)['environment']}.yaml")
+    return str(environments.file(_derivation(wildcards)["environment"]))
 
 
 def get_description_params(wildcards):
@@ -148,7 +148,7 @@ def get_build_slurm(key):
 
 def get_point_conda_env(wildcards):
     spec = get_point_spec(wildcards)
-    return str(paths.ENVS / f"{FAMILY[spec['experiment']].environment(spec)}.yaml")
+    return str(environments.file(FAMILY[spec["experiment"]].environment(spec)))
 
 
 _RESOURCES = {}

@@ -1,6 +1,9 @@
 """Environments by name: the interpreter a point's child process runs with.
 
-An environment is a file envs/<name>.yaml. `make env` installs the MAIN ones together into .venv
+An environment is a file envs/<name>.yaml, or <name>.yaml in a folder named by the environment
+variable SNNBENCH_ENVIRONMENTS (folders separated by the path separator, ':'): a plugin's own
+environment (a simulator kept outside the package); every process of a run inherits it, and envs/
+comes first. `make env` installs the MAIN ones together into .venv
 (the workflow's own, with snnbench installed editable). Every other one, whose pins conflict, is
 made once per machine in the per-user cache shared by checkouts (snnbench.environments.maker, rule
 build_environment), at <cache>/<key>, where the key is a hash of what defines it: the file's pins,
@@ -26,6 +29,8 @@ from snnbench.paths import ENVS, REPO
 
 # Where cached environments live: $SNNBENCH_ENV_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/snnbench/envs.
 CACHE_ENV = "SNNBENCH_ENV_CACHE"
+# Folders of more environment files, after envs/ (plugins' environments).
+EXTRA_VARIABLE = "SNNBENCH_ENVIRONMENTS"
 # Environments that `make env` installs together into .venv.
 MAIN = ("workflow", "nest", "pynn-nest", "dev")
 # Environments with a step after pip: the script, called with the environment's folder.
@@ -40,8 +45,38 @@ class EnvironmentMissing(RuntimeError):
     """The point's environment is not installed; the message says how to install it."""
 
 
+def folders() -> list[Path]:
+    """Where environment files are looked for: envs/, then the folders of SNNBENCH_ENVIRONMENTS."""
+    extra = os.environ.get(EXTRA_VARIABLE, "")
+    return [ENVS, *(Path(folder).expanduser().absolute() for folder in extra.split(os.pathsep) if folder)]
+
+
+def file(env: str) -> Path:
+    """The file of environment `env`: <folder>/<env>.yaml in the first of folders() that holds one."""
+    for folder in folders():
+        if (folder / f"{env}.yaml").is_file():
+            return folder / f"{env}.yaml"
+    where = ", ".join(str(shown(folder)) for folder in folders())
+    raise EnvironmentMissing(f"environment {env!r} has no file {env}.yaml in {where} (${EXTRA_VARIABLE} adds folders)")
+
+
+def shown(path: Path) -> Path:
+    """A path as messages name it: relative to the checkout where it is inside (envs/nest.yaml)."""
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
+def problem(env: str) -> str | None:
+    """What keeps environment `env` from being made, in one line (no file, or one that names no Python
+    version); None if nothing does."""
+    try:
+        python_version(env)
+    except EnvironmentMissing as error:
+        return str(error)
+    return None
+
+
 def _lines(env: str) -> list[str]:
-    return (ENVS / f"{env}.yaml").read_text().splitlines()
+    return file(env).read_text().splitlines()
 
 
 def pins(env: str, no_deps: bool = False) -> list[str]:
@@ -54,7 +89,7 @@ def python_version(env: str) -> str:
     """The Python version envs/<env>.yaml names (`- python=3.13`)."""
     found = [m.group(1) for line in _lines(env) if (m := _PYTHON.match(line))]
     if not found:
-        raise EnvironmentMissing(f"envs/{env}.yaml names no Python version (a line `- python=3.11`)")
+        raise EnvironmentMissing(f"{shown(file(env))} names no Python version (a line `- python=3.11`)")
     return found[0]
 
 
@@ -69,7 +104,7 @@ def definition(env: str) -> dict:
     # (imported here: `python -m snnbench.environments.sources` must not find it imported by its package)
     from snnbench.environments import sources
 
-    source = sources.source_line(_lines(env), f"envs/{env}.yaml")
+    source = sources.source_line(_lines(env), str(shown(file(env))))
     # Only environments with a source have the key (the others' keys, and caches, stay as they were).
     extra = {"third_party": {**source, "cuda": cuda_toolkit()}} if source else {}
     return {
@@ -185,6 +220,6 @@ def python(env: str, repo: Path = REPO) -> str:
     if os.environ.get("CONDA_PREFIX") == sys.prefix:
         return sys.executable
     raise EnvironmentMissing(
-        f"environment {env!r} (envs/{env}.yaml) is not installed in this checkout: the workflow makes it "
+        f"environment {env!r} ({shown(file(env))}) is not installed in this checkout: the workflow makes it "
         f"(rule link_environment), or run `make env-{env}`, or run Snakemake with --software-deployment-method conda"
     )

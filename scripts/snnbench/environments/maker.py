@@ -218,7 +218,8 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
 def _named(build: dict, labels: list[str], prefix: Path) -> str:
     """How messages name what is made, e.g. `environment brian2 (envs/brian2.yaml; <cache>/<key>)`."""
     if "environment" in build:
-        return f"environment {build['environment']} (envs/{build['environment']}.yaml; {prefix})"
+        env = build["environment"]
+        return f"environment {env} ({environments.shown(environments.file(env))}; {prefix})"
     return f"build {', '.join(labels)} ({build.get('pip') or build.get('source')}; environment {prefix})"
 
 
@@ -295,9 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m snnbench.environments.maker ENV...`: what `make env-<name>` runs; the workflow does the same
     through rules build_environment and link_environment."""
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("environments", nargs="+", help="names of envs/<name>.yaml")
+    parser.add_argument(
+        "environments", nargs="+", help="names of envs/<name>.yaml ($SNNBENCH_ENVIRONMENTS: more folders)"
+    )
     names = parser.parse_args(argv).environments
-    known = sorted(p.stem for p in environments.ENVS.glob("*.yaml") if p.stem not in environments.MAIN)
+    found = (p.stem for folder in environments.folders() for p in folder.glob("*.yaml"))
+    known = sorted({name for name in found if name not in environments.MAIN})
     unknown = [name for name in names if name not in known]
     if unknown:
         known_list = ", ".join(known)

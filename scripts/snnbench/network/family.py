@@ -100,6 +100,7 @@ class Network(Family):
             problems.append(f"{where}: race.accuracy_experiment is for performance experiments only")
         # Each shape's model once: the seeds do not change it (a campaign of many seeds checks in no more time).
         one_seed = self.expand({**experiment, "seeds": experiment["seeds"][:1]})
+        problems += _environment_problems(where, one_seed)
         return problems + self.model.check(where, experiment, [spec["model"] for spec in one_seed])
 
     def expand(self, experiment: dict) -> list[dict]:
@@ -337,6 +338,22 @@ def _simulator_builds(experiment: dict) -> list[tuple[str, dict | None]]:
         for simulator in experiment["simulators"]
         for n, b in named.items()
     ]
+
+
+def _environment_problems(where: str, specs: list[dict]) -> list[str]:
+    """The named environments the points run in that cannot be made, one line each (a plugin's file
+    missing from envs/ and $SNNBENCH_ENVIRONMENTS, a file naming no Python): before any job."""
+    problems = {}
+    for spec in specs:
+        if "build" in spec:
+            continue
+        try:
+            environment = environment_for(spec)
+        except EnvironmentMissing:
+            continue  # no MPI environment: the point says so when it runs
+        if environment not in environments.MAIN and (problem := environments.problem(environment)):
+            problems[problem] = f"{where}: simulator {spec['simulator']}: {problem}"
+    return list(problems.values())
 
 
 def _builds_summary(experiment: dict) -> str:
