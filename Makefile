@@ -196,10 +196,11 @@ lint: env
 	$(VENV)/bin/lint-imports --no-cache
 	$(REGISTRY_PLUGINS) $(VENV)/bin/python -m snnbench.dev.registry_imports
 
-# The tests' plugins (a model, two simulators), so that the registry check resolves plugins' strings too.
+# The tests' plugins (a model, three simulators), so that the registry check resolves plugins' strings too.
 REGISTRY_PLUGINS = PYTHONPATH=tests/models:tests/simulators$${PYTHONPATH:+:$$PYTHONPATH} \
 	SNNBENCH_NETWORK_MODELS=two_populations=two_populations:TwoPopulations \
-	SNNBENCH_NETWORK_SIMULATORS=nest-plugin=nest_plugin:SIMULATOR,nest-sleepy=sleepy_plugin:SIMULATOR
+	SNNBENCH_NETWORK_SIMULATORS=nest-plugin=nest_plugin:SIMULATOR,nest-sleepy=sleepy_plugin:SIMULATOR,poisson-pd14=poisson_plugin:SIMULATOR \
+	SNNBENCH_ENVIRONMENTS=tests/simulators/envs
 
 format: env
 	$(VENV)/bin/snakefmt .
