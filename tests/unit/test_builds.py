@@ -113,6 +113,8 @@ def test_a_source_tree_without_a_pip_build_installs_with_cmake(tmp_path):
     (tree / "pyproject.toml").write_text("[tool.black]\nline-length = 120\n")
     assert config_problems(experiment(builds={"v3.8": {"source": str(tree)}})) == []
     assert builds.source_recipe(tree) == "cmake-install"
+    tools = builds.requirements("nest", "nest-simulator", {"source": str(tree)})
+    assert "cython==3.0.12" in tools and not any(r.startswith("scikit-build-core") for r in tools)
     (tree / "pyproject.toml").write_text(PYPROJECT)
     assert builds.source_recipe(tree) == "wheel"
     (tree / "pyproject.toml").write_text("[build-system\n")  # damaged: CMake's install, which needs none

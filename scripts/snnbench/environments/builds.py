@@ -34,6 +34,9 @@ from snnbench.paths import REPO
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
 # finds the environment's numpy and, with MPI, mpi4py); as in scripts/install_nest_mpi.sh.
 SOURCE_BUILD_TOOLS = ("scikit-build-core==1.1.2", "cython==3.3.1", "setuptools==84.2.1", "wheel==0.45.1")
+# CMake's own install of a release tree before 3.10 (source_recipe): its pynestkernel.pyx still names Python 2's
+# `long`, which Cython 3.1 removed ("undeclared name not builtin: long"), so the last Cython 3.0.
+CMAKE_INSTALL_TOOLS = ("cython==3.0.12",)
 MPI_ENVIRONMENT = "nest-mpi"  # its mpi4py pin is the one a source build with MPI installs
 KEY_PATTERN = r"[0-9a-f]{16}"
 LINKED_PREFIX = "build-"  # a build's environment in a checkout: .venv-build-<key>
@@ -63,7 +66,7 @@ def requirements(environment: str, package: str, build: dict) -> list[str]:
     kept = [p for p in environments.pins(environment) if project_name(p) != package]
     if "pip" in build:
         return sorted([*kept, build["pip"]])
-    extra = list(SOURCE_BUILD_TOOLS)
+    extra = list(SOURCE_BUILD_TOOLS if source_recipe(build["source"]) == "wheel" else CMAKE_INSTALL_TOOLS)
     if cmake_options(build).get("with-mpi", "OFF").upper() not in ("OFF", "NO", "FALSE", "0"):
         extra += [p for p in environments.pins(MPI_ENVIRONMENT) if project_name(p) == "mpi4py"]
     return sorted({*kept, *extra})
