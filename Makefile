@@ -270,11 +270,17 @@ bench-mam: env
 bench-binding: env
 	$(VENV)/bin/python -m snnbench.dev.bench_binding $(ARGS)
 
-## bench-validation: validation's measured error rates for PD14 on NEST (docs/figures.md): a reference ensemble of 20
-## seeds judged leave-one-out (false positives) and networks changed on purpose (all weights x1.05/1.1/1.2, delays
-## +1 step) judged against it (power); runs kept in results/bench-validation and reused
+## bench-validation: validation's measured error rates (docs/figures.md): for PD14 at N = K = 0.1 a reference ensemble
+## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
+## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);
+## hpc_benchmark's false positives (20 seeds, N = 0.2, K = 0.1); the multi-area model's all-area run against INM-6's
+## own code (config/experiments/mam-validation.yaml). Runs kept in results/bench-validation and reused (~1.5 h)
 bench-validation: env
-	$(VENV)/bin/python -m snnbench.dev.bench_validation $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench_validation --neuron-scale 0.1 --indegree-scale 0.1 \
+	  --out results/bench-validation/pd14 $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench_validation --model hpc_benchmark --neuron-scale 0.2 --indegree-scale 0.1 \
+	  --out results/bench-validation/hpc_benchmark $(ARGS)
+	$(SNAKEMAKE) --configfile config/experiments/mam-validation.yaml
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points

@@ -1,5 +1,6 @@
 """`make bench-validation`: how often validation rejects a correct run (false positives) and how large a
-change of the network it catches (power), measured with real runs of PD14 on NEST.
+change of the network it catches (power), measured with real runs of PD14 (or hpc_benchmark: `--model`,
+false positives only, as its model has no perturbation) on NEST.
 
 A reference ensemble of `--seeds` NEST runs at one model size, and `--changed-seeds` runs of each deliberately
 changed network (pd14.perturbation: all weights x f, delays + 1 step, L4E's in-degrees x f). False positives:
@@ -23,8 +24,7 @@ import numpy as np
 
 from snnbench import planning
 from snnbench.jsonfile import read_json
-from snnbench.network import ensemble, execute, validation
-from snnbench.network.models import pd14
+from snnbench.network import ensemble, execute, models, validation
 
 CHANGES = {
     "weights x1.02": {"weight_scale": 1.02},
@@ -58,7 +58,8 @@ def point_config(args, seed: int, change: dict | None, second: bool = False) -> 
         **({"genn": SECOND["genn"]} if second else {}),
         "scaling": "strong",
         "resources": {"threads_per_rank": [1]},
-        "pd14": model,
+        **({"model": args.model} if args.model != "pd14" else {}),
+        args.model: model,
         "seeds": [seed],
     }
     config = {"experiments": [exp]}
@@ -84,7 +85,7 @@ def run(args, seed: int, name: str, change: dict | None) -> Path:
 
 def rates(folder: Path) -> np.ndarray:
     rec = read_json(folder / "record.json")
-    return np.array([rec["activity"]["rates_hz"][p] for p in pd14.POPULATIONS])
+    return np.array([rec["activity"]["rates_hz"][p] for p in models.get(rec["point"]["model_name"]).populations])
 
 
 def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int, matrices) -> bool:
@@ -134,6 +135,7 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="pd14", choices=["pd14", "hpc_benchmark"])
     parser.add_argument("--neuron-scale", type=float, default=0.05)
     parser.add_argument("--indegree-scale", type=float, default=0.1)
     parser.add_argument("--t-presim-ms", type=float, default=100.0)
@@ -145,7 +147,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
     args = parser.parse_args(argv)
-    chosen = [c.strip() for c in args.changes.split(",") if c.strip()]
+    chosen = [c.strip() for c in args.changes.split(",") if c.strip()] if args.model == "pd14" else []
+    if args.model != "pd14":  # the second simulator's config is PD14's (genn-cpu builds PD14 only)
+        args.second_seeds = 0
     tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
     tasks += [(seed, SECOND["simulator"], None) for seed in range(1, args.second_seeds + 1)]
     tasks += [(seed, name, CHANGES[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
@@ -156,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
     changed = {f"{SECOND['simulator']} (correct)": second} if second else {}
     changed |= {name: rest[i * args.changed_seeds :][: args.changed_seeds] for i, name in enumerate(chosen)}
     print(
-        f"PD14 on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
+        f"{args.model} on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
         f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"
     )
     print(f"{'runs judged':34s} {'n':>3s}  {'flagged (spike statistics)':>27s}  {'rates differ':>12s}")
