@@ -165,7 +165,10 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
     }
     if "environment" not in build:  # a simulator build: the simulator's own account of itself
         probe = prefix / "simulator.json"
-        subprocess.run([python, "-c", PROBE, str(probe)], check=True, capture_output=True, timeout=300)
+        done = subprocess.run([python, "-c", PROBE, str(probe)], capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:  # the import's own last line says why (a missing library, an ABI mismatch)
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise BuildFailed(f"the built simulator does not import: {last}")
         info["simulator"] = json.loads(probe.read_text())
     if build.get("third_party"):
         name = build["third_party"]["source"]
