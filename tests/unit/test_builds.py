@@ -221,3 +221,24 @@ def test_the_build_rule_sees_content_only_and_a_failure_names_every_use():
         "nest@again (experiment other)",
         "nest@nest-3.9 (experiment unit)",
     ]
+
+
+def test_nest_before_3_9_reports_its_build_through_slis_statusdict():
+    """build_info, read by the build's probe and every NEST point: the kernel's build_info where NEST has it
+    (3.9 on), else the version and SLI's statusdict (3.8's tree), keys it lacks left out."""
+    from types import SimpleNamespace
+
+    from snnbench.network.simulators.nest import build_info
+
+    status = {"have_mpi": False, "threading": "openmp", "built": "Nov 27 2026"}
+
+    def sli_func(command):
+        return status[command.split()[1].lstrip("/")]
+
+    def no_build_info(key):
+        raise KeyError(key)
+
+    old = SimpleNamespace(__version__="3.8", GetKernelStatus=no_build_info, ll_api=SimpleNamespace(sli_func=sli_func))
+    assert build_info(old) == {"version": "3.8", "have_mpi": False, "threads_model": "openmp", "built": "Nov 27 2026"}
+    new = SimpleNamespace(GetKernelStatus=lambda key: {"version": "3.10.0", "have_mpi": True})
+    assert build_info(new) == {"version": "3.10.0", "have_mpi": True}

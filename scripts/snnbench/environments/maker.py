@@ -26,14 +26,16 @@ from snnbench import environments
 from snnbench.environments import builds, sources
 from snnbench.paths import REPO
 
-# Run in the new environment: the simulator's own account of itself (PyNEST's build_info).
+# Run in the new environment, with this checkout's snnbench on the path: the simulator's own account of itself
+# (PyNEST's build_info, or SLI's statusdict before NEST 3.9: snnbench.network.simulators.nest.build_info).
 PROBE = """
 import json, sys
 import nest
-info = nest.GetKernelStatus("build_info")
+from snnbench.network.simulators.nest import build_info
 keep = ("version", "have_mpi", "mpiexec", "threads_model", "host", "hostos", "hostcpu", "built", "prefix")
+info = {k: v for k, v in build_info(nest).items() if k in keep}
 with open(sys.argv[1], "w") as f:
-    json.dump({k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in info.items() if k in keep}, f)
+    json.dump({k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in info.items()}, f)
 """
 
 
@@ -165,7 +167,8 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
     }
     if "environment" not in build:  # a simulator build: the simulator's own account of itself
         probe = prefix / "simulator.json"
-        done = subprocess.run([python, "-c", PROBE, str(probe)], capture_output=True, text=True, timeout=300)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "scripts"), os.environ.get("PYTHONPATH", "")]))
+        done = subprocess.run([python, "-c", PROBE, str(probe)], capture_output=True, text=True, timeout=300, env=env)
         if done.returncode != 0:  # the import's own last line says why (a missing library, an ABI mismatch)
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise BuildFailed(f"the built simulator does not import: {last}")

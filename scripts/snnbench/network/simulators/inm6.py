@@ -20,6 +20,7 @@ import numpy as np
 
 from snnbench.network.models import multi_area
 from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.nest import build_info
 from snnbench.network.simulators.nest_kernel import NestRunPhases
 
 
@@ -73,7 +74,7 @@ class Inm6Backend(NestRunPhases, Backend):
         nest = self.nest
         events = self.simulation.spike_detector.get("events")
         populations = [area.gids[pop] for area in self.simulation.areas for pop in area.populations]
-        build = nest.GetKernelStatus("build_info")
+        build = build_info(nest)
         out = RankOutput(
             rank=nest.Rank(),
             num_ranks=nest.NumProcesses(),

@@ -38,6 +38,7 @@ import numpy as np
 
 from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.nest import build_info
 from snnbench.network.simulators.nest_kernel import kernel_timers
 
 # What the record says about PyNN's NEST extension when it is not loaded.
@@ -239,7 +240,7 @@ class PynnNestBackend(Backend):
                     t = t[(t > t_start) & (t <= t_stop)]
                     senders.append(np.full(t.size, ids[train.annotations["source_index"]], dtype=np.int64))
                     times.append(t)
-        build = nest.GetKernelStatus("build_info")
+        build = build_info(nest)
         return RankOutput(
             rank=sim.rank(),
             num_ranks=sim.num_processes(),

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.network.models import pd14_exported
+from snnbench.network.simulators.nest import build_info
 from snnbench.network.simulators.nest.pd14 import NestBackend
 
 
@@ -57,7 +58,7 @@ def main(params_path: str, out_path: str) -> None:
     nest_pd14, network = draw(params)
     drawn_s = time.perf_counter() - start
     written = pd14_exported.write(out.parent, network)
-    build = nest_pd14.nest.GetKernelStatus("build_info")
+    build = build_info(nest_pd14.nest)
     description = {
         "model": pd14_exported.MODEL,
         "params": params,

@@ -6,6 +6,7 @@ import numpy as np
 
 from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
+from snnbench.network.simulators.nest import build_info
 from snnbench.network.simulators.nest_kernel import NestRunPhases
 
 # A model's neuron parameters (NEURON in its module, with units in the names) by NEST's names.
@@ -146,7 +147,7 @@ class NestBackend(NestRunPhases, Backend):
             senders, times = np.asarray(events["senders"]), np.asarray(events["times"])
         else:
             senders, times = np.zeros(0, dtype=int), np.zeros(0)
-        build = nest.GetKernelStatus("build_info")
+        build = build_info(nest)
         return RankOutput(
             rank=nest.Rank(),
             num_ranks=nest.NumProcesses(),
