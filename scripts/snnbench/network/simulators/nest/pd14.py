@@ -47,7 +47,10 @@ class NestBackend(NestRunPhases, Backend):
         import nest  # imported here so that the import is timed as part of setup
 
         self.nest = nest
-        nest.verbosity = nest.VerbosityLevel.WARNING
+        if hasattr(nest, "VerbosityLevel"):  # NEST 3.10 on
+            nest.verbosity = nest.VerbosityLevel.WARNING
+        else:  # the releases before (builds axis: NEST 3.8's tree), where 3.10 deprecates it
+            nest.set_verbosity("M_WARNING")
         nest.ResetKernel()
         nest.local_num_threads = self.spec["resources"]["threads_per_rank"]
         nest.resolution = resolution_ms
