@@ -30,7 +30,7 @@ def test_runs_made_without_the_workflow_become_records_it_collects(workflow_copy
     done, killed = (Path("results/tiny") / point for point in POINTS)
     runs = workflow_copy / "runs"
     # One point run by its child alone, as on a machine without Snakemake; another killed by `timeout`.
-    ran = _python(workflow_copy, "-m", "snnbench.network.simulate", str(done / "spec.json"), str(runs / done))
+    ran = _python(workflow_copy, "-m", "snnbench.network.run", str(done / "spec.json"), str(runs / done))
     assert ran.returncode == 0, ran.stderr[-2000:]
     (runs / killed).mkdir(parents=True)
     (runs / killed / "log.txt").write_text("building the network ...\n")

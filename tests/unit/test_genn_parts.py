@@ -143,7 +143,7 @@ def test_the_gpu_table_gives_a_failure_on_one_line():
 
     reason = (
         "simulation exited with code 1; last log lines:\nTraceback (most recent call last):\n"
-        '  File "simulate.py", line 34, in run\n\nPrerequisiteMissing: brian2-cuda needs a GPU\n'
+        '  File "run.py", line 34, in run\n\nPrerequisiteMissing: brian2-cuda needs a GPU\n'
     )
     assert gpu_summary.short_reason(reason) == (
         "simulation exited with code 1; last log lines: PrerequisiteMissing: brian2-cuda needs a GPU"

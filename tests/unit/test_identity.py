@@ -2,7 +2,7 @@
 files it read, its environment's key and the simulator's version (snnbench.records.identity).
 
 Each test runs a real child Python on a copy of the package, loading NEST PD14's builder as a rank
-does (snnbench.network.simulate: get_builder), then edits the copy and runs it again."""
+does (snnbench.network.run: get_builder), then edits the copy and runs it again."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from snnbench.run import child as family_child
 # What a rank of a NEST PD14 point loads before its phases, then what it reports at its end.
 RANK = """
 import json
-from snnbench.network import simulate
+from snnbench.network import run
 from snnbench.records import identity
-simulate.get_builder("nest", "pd14")
+run.get_builder("nest", "pd14")
 print(json.dumps(identity.claim([identity.report("3.x")], "env-key")))
 """
 BUILDER = "snnbench/network/simulators/nest/pd14.py"
@@ -73,7 +73,7 @@ def test_the_identity_covers_the_modules_the_rank_imported_and_nothing_else(scri
     modules = nest_pd14(scripts)["identity"]["modules"]
     # The driver that times, the builder, the kernel calls it times, the backend base, the model.
     for timed in (
-        "snnbench/network/simulate.py",
+        "snnbench/network/run.py",
         BUILDER,
         "snnbench/network/simulators/nest_kernel.py",
         "snnbench/network/simulators/base.py",
@@ -137,7 +137,7 @@ def test_a_helper_the_builder_starts_importing_counts_without_being_listed(scrip
 
 
 def test_ranks_inputs_environment_and_version_go_into_the_hash():
-    rank = {"modules": {"snnbench/network/simulate.py": "a" * 64}, "inputs": {}, "simulator_version": "3.9"}
+    rank = {"modules": {"snnbench/network/run.py": "a" * 64}, "inputs": {}, "simulator_version": "3.9"}
     other_rank = rank | {"inputs": {"/results/e/network.h5": "b" * 64}}
     claimed = identity.claim([rank, other_rank], "key")
     assert claimed["identity"]["inputs"] == {"/results/e/network.h5": "b" * 64}

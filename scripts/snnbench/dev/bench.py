@@ -21,13 +21,13 @@ It measures, at one model size (neuron scale S, in-degree scale K), one thread c
     `--only snakemake --only slurm` (make bench-slurm) runs 1b with profiles/local and with
     profiles/slurm on a SLURM cluster, side by side: per-point job overhead and whole-run time
     per point (submission, scheduling and status polling included).
-2.  Ours vs reference: `python -m snnbench.network.simulate` (bare, no wrapper) and `python -m snnbench.network.oracle`
+2.  Ours vs reference: `python -m snnbench.network.run` (bare, no wrapper) and `python -m snnbench.network.oracle`
     (the `microcircuit` package) in fresh processes, interleaved with alternating order (ours first
     in even pairs, reference first in odd ones), the same seed within a pair. Compared: the sum of
     all phases (`total`, interpreter start not included in either) and the simulate phase alone.
     Goal: ratio of medians ours / reference <= 1.05. Synapse counts of both must be equal.
 3.  PyNN on NEST vs PyNEST (`--only pynn`, or `make bench-pynn`; not part of the default run):
-    `python -m snnbench.network.simulate` for simulators `pynn-nest` and `nest`, bare, in fresh processes,
+    `python -m snnbench.network.run` for simulators `pynn-nest` and `nest`, bare, in fresh processes,
     interleaved pairs with alternating order and the same seed within a pair. Printed per phase:
     the median of each and the ratio of medians PyNN / PyNEST (a measurement, no goal); the
     synapse counts of every pair (must be equal) and the population rates (must agree within the

@@ -3,7 +3,7 @@
     .venv/bin/python -m snnbench.dev.bench_brian2 [--reps N] [--scale S]
         [--indegree-scale K] [--threads T] [--t-presim MS] [--t-sim MS] [--seed SEED]
 
-Runs `python -m snnbench.network.simulate` (bare, no workflow) for NEST (.venv) and for `brian2-cpp`
+Runs `python -m snnbench.network.run` (bare, no workflow) for NEST (.venv) and for `brian2-cpp`
 (.venv-brian2) on the same spec, one seed per pair, alternating which goes first. Prints each
 pair's simulate-phase wall time and real-time factor, Brian2's build apart (code generation and
 compilation: the first pair compiles unless an earlier run left the build in the cache, later

@@ -26,7 +26,7 @@ from snnbench.planning.experiments import expand_points
 
 
 def run_ours(spec: dict, tmp: Path) -> dict:
-    """Our PD14 on NEST, bare: `python -m snnbench.network.simulate`, one fresh process."""
+    """Our PD14 on NEST, bare: `python -m snnbench.network.run`, one fresh process."""
     rank, _ = run_simulate(spec, tmp / f"ours-seed{spec['seed']}")
     return {
         "total": sum(rank["phases_s"][p] for p in PHASES),

@@ -63,13 +63,13 @@ def verdict(ok: bool) -> str:
 
 
 def run_simulate(spec: dict, point: Path) -> tuple[dict, Path]:
-    """One point, bare: `python -m snnbench.network.simulate` in a fresh process of the simulator's
+    """One point, bare: `python -m snnbench.network.run` in a fresh process of the simulator's
     environment. Returns rank 0's record and the folder with its spikes."""
     point.mkdir()
     spec_path = point / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
     threads = spec["resources"]["threads_per_rank"]
-    command = [python_for(spec), "-m", "snnbench.network.simulate", spec_path, point / "out"]
+    command = [python_for(spec), "-m", "snnbench.network.run", spec_path, point / "out"]
     run_checked(command, point / "simulate.log", env=child_env(threads))
     return json.loads((point / "out" / "rank0.json").read_text()), point / "out"
 

@@ -11,7 +11,7 @@ the preparing machine, completed with its CUDA backend where CUDA_PATH (default:
 names one, then installed; GeNN 4.9.0 for Brian2GeNN unpacked, patched and built with make.
 
 run: every spec under gpu-bundle/specs, one after another, as the workflow's execute rule would run
-its child: `python -m snnbench.network.simulate <spec> <runs>/<point>` in the point's environment,
+its child: `python -m snnbench.network.run <spec> <runs>/<point>` in the point's environment,
 its output in log.txt and its exit status in exit_status. Start it detached (`setsid nohup ... &`)
 where one call of the machine is shorter than the runs; back here, `python -m snnbench.results.import_runs
 <runs>` writes the records.
@@ -129,7 +129,7 @@ def run_points(runs: Path, only: str | None) -> list[str]:
         spec = json.loads(spec_path.read_text())
         outdir = runs / point
         outdir.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "snnbench.network.simulate", str(spec_path), str(outdir)]
+        command = [sys.executable, "-m", "snnbench.network.run", str(spec_path), str(outdir)]
         environ = build_environ(environment_for(spec))
         with open(outdir / "log.txt", "w") as log:
             code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=environ)

@@ -16,7 +16,7 @@ system places and moves threads. The same meaning under every launcher:
 A point's spec carries `binding` only where it is not none: points run before binding existed ran
 unbound and keep their specs (and so their results).
 
-What the run got is judged from its ranks' outputs (snnbench.network.simulate): the threads that ran
+What the run got is judged from its ranks' outputs (snnbench.network.run): the threads that ran
 during the simulate phase in each rank's process, with the CPUs each may run on and the core of
 each CPU (snnbench.machine.affinity). `pinned`: each thread on one core of its own; `unpinned`: a
 thread may run on several cores; `shared cores`: two threads of a node on one core; `not measured`:

@@ -82,7 +82,7 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | 
         python = python_for(spec, environ=environ)
     except (EnvironmentMissing, lmod.ModulesError) as missing:
         raise PointFailed(str(missing)) from None
-    return [*launcher, python, "-m", "snnbench.network.simulate", str(spec_path), str(rank_dir)]
+    return [*launcher, python, "-m", "snnbench.network.run", str(spec_path), str(rank_dir)]
 
 
 def mpirun_command(spec: dict, environ: dict | None) -> list[str]:
@@ -255,7 +255,7 @@ def run_point(
 
 
 def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict) -> dict:
-    """The record of a point whose ranks ran outside the workflow (`python -m snnbench.network.simulate
+    """The record of a point whose ranks ran outside the workflow (`python -m snnbench.network.run
     SPEC DIR` on another machine, snnbench.results.import_runs) from what they left in run_dir: ok where every
     rank wrote its outputs, else failed with the last line of run_dir/log.txt."""
     start = time.perf_counter()

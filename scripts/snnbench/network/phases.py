@@ -1,4 +1,4 @@
-"""The phases of a network point, in the order the driver (snnbench.network.simulate) calls and times
+"""The phases of a network point, in the order the driver (snnbench.network.run) calls and times
 them: the names of the record's phase timers. Here, not beside the Backend, so that figures and
 results read them without loading a simulator.
 """

@@ -15,7 +15,7 @@ from snnbench.network.phases import PHASES
 
 
 def merge_ranks(ranks: list[dict]) -> dict:
-    """Merge per-rank results (dicts as written by snnbench.network.simulate) into point figures."""
+    """Merge per-rank results (dicts as written by snnbench.network.run) into point figures."""
     if not ranks:
         raise ValueError("no rank results to merge")
     ranks = sorted(ranks, key=lambda r: r["rank"])

@@ -3,7 +3,7 @@
 Readers of files another rule made (an exported network, a multi-area description) call note_input
 with the digest of the bytes they actually read; the point's identity and record take them from here.
 
-The process that simulates (a network point's ranks, snnbench.network.simulate; the child of the
+The process that simulates (a network point's ranks, snnbench.network.run; the child of the
 training and data families) reports at its end what it ran (report()): the digest of every module it
 imported that is code of the benchmark, the inputs it read and the simulator's version. The parent
 makes of those reports and the key of the environment the point ran in the record's benchmark_hash
@@ -80,7 +80,7 @@ def _left_out(name: str) -> bool:
 
 
 def _relative(name: str, file: str) -> str:
-    """The module's path below its import root (snnbench/network/simulate.py): the same in every checkout."""
+    """The module's path below its import root (snnbench/network/run.py): the same in every checkout."""
     if name == "__main__":
         return Path(file).name
     return name.replace(".", "/") + ("/__init__.py" if Path(file).name == "__init__.py" else ".py")
@@ -93,7 +93,7 @@ def code_modules(modules: dict | None = None) -> dict[str, str]:
     roots, found = _installed_roots(), {}
     for name, module in list((sys.modules if modules is None else modules).items()):
         spec = getattr(module, "__spec__", None)
-        # `python -m snnbench.network.simulate` runs the driver as __main__: known by its own name.
+        # `python -m snnbench.network.run` runs the driver as __main__: known by its own name.
         name = spec.name if name == "__main__" and spec is not None else name
         file = getattr(module, "__file__", None)
         # torch.ops / torch.classes are namespaces whose __file__ is a bare name ("_ops.py"), no file.

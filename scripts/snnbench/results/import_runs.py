@@ -2,7 +2,7 @@
 whose child processes ran on another machine without the workflow.
 
 Where Snakemake cannot run (a lent GPU machine without a package index, say), a configured point's
-child runs alone: `python -m snnbench.network.simulate <spec> <dir>` (PD14, hpc_benchmark) or
+child runs alone: `python -m snnbench.network.run <spec> <dir>` (PD14, hpc_benchmark) or
 `python -m snnbench.training.run <spec> <dir>`, with <dir> = RUNS/<the point's path in the checkout>;
 the runner may write the child's exit status into <dir>/exit_status. Back here, run from the checkout
 (as Snakemake is), this writes each point's record with its family's own code (the record the

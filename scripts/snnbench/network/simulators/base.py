@@ -1,6 +1,6 @@
 """The interface every simulator backend implements.
 
-A backend builds and runs one network model in phases; the driver (`snnbench.network.simulate`)
+A backend builds and runs one network model in phases; the driver (`snnbench.network.run`)
 times each phase call from outside, so all simulators are timed the same way. Adding a simulator
 means adding a module with a `Backend` subclass per model it runs, one entry in the registry
 (`snnbench.network.simulators`) and its envs/<environment>.yaml.

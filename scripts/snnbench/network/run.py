@@ -1,4 +1,4 @@
-"""Run one scaling point in this process (one MPI rank): `python -m snnbench.network.simulate SPEC OUTDIR`.
+"""Run one scaling point in this process (one MPI rank): `python -m snnbench.network.run SPEC OUTDIR`.
 
 Calls the backend's phases in order, times each call, and writes `rank<r>.json` (times,
 simulator timers, memory, counts, what the rank ran: snnbench.records.identity) and `rank<r>.npz`
