@@ -48,7 +48,7 @@ env-%: env
 
 ## training-envs: the environments of the snn-training family's CPU-capable libraries
 training-envs: env
-	$(VENV)/bin/python -m snnbench.planning.environments snn-training
+	$(VENV)/bin/python -m snnbench.planning.cpu_environments snn-training
 
 ## run-training: the snn-training family on CPU (config/experiments/snn-training-cpu.yaml)
 run-training: env
@@ -164,7 +164,7 @@ PYTEST_WORKERS ?= 2
 ## test: all tests, the end-to-end ones included (the environments they use are made once per
 ## machine, MPI NEST among them and the crate checker's, and linked into this checkout)
 test: sources env hwloc lmod chromium env-rocrate-validator
-	$(VENV)/bin/python -m snnbench.planning.environments
+	$(VENV)/bin/python -m snnbench.planning.cpu_environments
 	$(VENV)/bin/pytest $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder) $(PYTEST_ARGS)
 
 ## sources: every third-party source located or downloaded, and verified (first in make test: a missing one

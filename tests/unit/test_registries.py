@@ -68,16 +68,16 @@ def test_every_environment_named_has_its_file():
 
 def test_makefile_environment_lists_are_the_registries():
     """The Makefile lists only .venv's environments; make test and make training-envs take the others
-    from the families' registries (snnbench.planning.environments)."""
+    from the families' registries (snnbench.planning.cpu_environments)."""
     assert make_variable("ENVS") == [f"envs/{env}.yaml" for env in environments.MAIN]
     makefile = (REPO / "Makefile").read_text()
-    assert "python -m snnbench.planning.environments snn-training" in makefile
+    assert "python -m snnbench.planning.cpu_environments snn-training" in makefile
     for variable in ("TRAINING_ENVS", "NETWORK_ENVS", "DATA_ENV"):
         assert f"{variable} :=" not in makefile
 
 
 def test_the_cpu_environments_come_from_the_registries():
-    from snnbench.planning.environments import cpu_environments
+    from snnbench.planning.cpu_environments import cpu_environments
 
     # The training frameworks that run on a CPU (lava-dl is documented as unavailable here).
     # NeuroBench's metrics of each point run in their own environment.

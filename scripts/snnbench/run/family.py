@@ -89,7 +89,7 @@ class Family:
 
     def cpu_environments(self) -> list[str]:
         """The environments (envs/<name>.yaml) this family's points use on a machine without a GPU,
-        besides the workflow's own: what `make test` makes (snnbench.planning.environments)."""
+        besides the workflow's own: what `make test` makes (snnbench.planning.cpu_environments)."""
         return []
 
     def workflow_makes_environment(self, spec: dict) -> bool:

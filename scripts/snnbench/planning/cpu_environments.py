@@ -1,4 +1,4 @@
-"""`python -m snnbench.planning.environments [FAMILY...]`: make (or link into this checkout) every
+"""`python -m snnbench.planning.cpu_environments [FAMILY...]`: make (or link into this checkout) every
 environment that the families' points use on a machine without a GPU, each family's own list
 (Family.cpu_environments, from its registries: simulators, frameworks). What `make test` (all
 families) and `make training-envs` (snn-training) call, so that no list of environments is
