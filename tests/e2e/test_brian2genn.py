@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import copy_workflow, snakemake
 from snnbench import environments
-from snnbench.network import compare, models, same_network, spike_match
+from snnbench.network import models, rate_agreement, same_network, spike_match
 
 # Every population fires with DC input at N = 0.005 and full in-degrees (385 neurons, 1 494 402 synapses).
 SIZE = {"neuron_scale": 0.005, "indegree_scale": 1.0}
@@ -68,7 +68,7 @@ def test_brian2genn_cpu_emits_binned_cpp_standalones_spikes_on_nests_network(gen
     assert min(found["spike_match_early"], found["spike_match_run"], found["spike_match_other_run"]) >= 0.99, found
     # Against NEST: every population's rate within the bound binning allows, measured in this run by binned
     # cpp_standalone (its distance from NEST's rate), plus 1 % of NEST's rate.
-    rates = compare.rate_columns(points.reset_index())
+    rates = rate_agreement.rate_columns(points.reset_index())
     nest, genn_rates, cpp_rates = (
         points.loc[s, rates].astype(float) for s in ("nest", "brian2-genn-cpu", "brian2-cpp")
     )

@@ -1,7 +1,7 @@
 """End to end: hpc_benchmark on NEST and on Brian2's cpp_standalone through the real workflow,
 the same small size and three seeds: Brian2 builds the network the formulas give, its spike statistics
 are judged against NEST's three seeds, the rates agree with NEST's by the project's rule
-(snnbench.network.compare: Student's two-sample t-test of the seed means), and the E->E weights moved on
+(snnbench.network.rate_agreement: Student's two-sample t-test of the seed means), and the E->E weights moved on
 both (plasticity acted).
 
 The size (2 250 neurons, a tenth of the in-degrees) compiles and runs in minutes and is large

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import REPO, experiment, run_first_point, validated
-from snnbench.network import compare
+from snnbench.network import rate_agreement
 from snnbench.network.models import pd14
 
 pytestmark = pytest.mark.slow
@@ -57,5 +57,5 @@ def test_same_network_and_rates_within_seed_spread(tmp_path):
 
     rates = {name: np.array([[r[p] for p in pd14.POPULATIONS] for _, r in rs]) for name, rs in runs.items()}
     # Two seeds underestimate the spread; the rule allows twice it, and 2 % of the rate for agreeing seeds.
-    agreement = compare.rates_agree(rates["reference"], rates["ours"])
+    agreement = rate_agreement.rates_agree(rates["reference"], rates["ours"])
     assert agreement["agrees"].all(), dict(zip(pd14.POPULATIONS, agreement["difference"].round(3), strict=True))

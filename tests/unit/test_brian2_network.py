@@ -160,22 +160,22 @@ def comparison_points(brian2_l23e: list[float]):
 
 def test_rates_agree_with_nest_within_seed_spread():
     from scipy import stats
-    from snnbench.network import compare
+    from snnbench.network import rate_agreement
 
-    close = compare.add_agreement(comparison_points([1.05, 1.25, 1.15]))
+    close = rate_agreement.add_agreement(comparison_points([1.05, 1.25, 1.15]))
     assert close.loc[close["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [True] * 3
     assert close.loc[close["simulator"] == "nest", "rates_agree_with_nest"].isna().all()
     # L23E off by 2 spikes/s while both simulators' three seeds have an sd of 0.1: beyond what they allow.
-    far = compare.add_agreement(comparison_points([3.0, 3.2, 3.1]))
+    far = rate_agreement.add_agreement(comparison_points([3.0, 3.2, 3.1]))
     assert far.loc[far["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [False] * 3
-    table = compare.agreement(comparison_points([3.0, 3.2, 3.1]))
+    table = rate_agreement.agreement(comparison_points([3.0, 3.2, 3.1]))
     row = table[table["population"] == "L23E"].iloc[0]
     assert row["difference_hz"] == pytest.approx(2.0) and row["spread_hz"] == pytest.approx(0.1)
     # Student's two-sample t-test, 3 + 3 seeds pooled (4 degrees of freedom), 5 % over the 8 populations.
     t = stats.t.ppf(1 - 0.05 / 8 / 2, 4)
     assert row["tolerance_hz"] == pytest.approx(t * 0.1 * np.sqrt(2 / 3)) and not row["agrees"]
     # One seed has no spread: no verdict.
-    one = compare.add_agreement(comparison_points([1.05]))
+    one = rate_agreement.add_agreement(comparison_points([1.05]))
     assert one["rates_agree_with_nest"].isna().all()
 
 

@@ -273,7 +273,7 @@ def test_distributions_per_population(tables):
 
 
 def test_rates_by_simulator(data):
-    from snnbench.network import compare
+    from snnbench.network import rate_agreement
 
     _, ax = draw("rates_by_simulator", data)
     valid = data.points[data.points["valid"]]
@@ -283,7 +283,7 @@ def test_rates_by_simulator(data):
     for simulator, heights in bars.items():
         rates = valid[valid["simulator"] == simulator][[f"rate_{p}_hz" for p in pd14.POPULATIONS]]
         assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
-    verdict = compare.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
+    verdict = rate_agreement.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
     word = "agrees" if verdict["brian2-cpp"] else "differs"
     assert ax.get_title(loc="right") == f"rates vs nest within its seeds' spread: brian2-cpp: {word}"
     assert [t.get_text() for t in ax.get_xticklabels()] == list(pd14.POPULATIONS)

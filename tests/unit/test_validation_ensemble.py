@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from conftest import experiment, validated
 from scipy import stats as scipy_stats
-from snnbench.network import compare, ensemble, validation, validation_plan, validation_table
+from snnbench.network import ensemble, rate_agreement, validation, validation_plan, validation_table
 
 ALPHA = 0.05
 TOLERANCE = {"alpha": ALPHA, "ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
@@ -166,7 +166,7 @@ def test_one_reference_names_validation_agreement_and_figures():
         (s["path"], {"checked": False, "reason": "x", "rows": [], "reference_simulator": "nest"}) for s in specs
     ]
     points, _ = finish_table(pd.DataFrame(rows), validations, TOLERANCE, "nest")
-    assert set(points["validation_reference"]) == {"nest"} and compare.reference_of(points) == "nest"
+    assert set(points["validation_reference"]) == {"nest"} and rate_agreement.reference_of(points) == "nest"
     assert "rates_agree_with_nest" in points and "rates_agree_with_brian2-cpp" not in points
 
     chosen = validated(dict(exp, validation={"reference": "brian2-cpp"}))["experiments"][0]

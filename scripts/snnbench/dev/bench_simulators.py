@@ -19,7 +19,7 @@ from snnbench.dev.benchkit import (
     run_simulate,
     verdict,
 )
-from snnbench.network import activity, compare
+from snnbench.network import activity, rate_agreement
 from snnbench.network.models import pd14
 from snnbench.network.phases import PHASES
 from snnbench.planning.experiments import expand_points
@@ -143,7 +143,7 @@ def bench_pynn(args: argparse.Namespace, tmp: Path) -> list[str]:
     same_synapses = all(r["nest"]["synapses"] == r["pynn-nest"]["synapses"] for r in rows)
 
     rates = {who: np.array([r[who]["rates"] for r in rows]) for who in ("nest", "pynn-nest")}
-    agreement = compare.rates_agree(rates["nest"], rates["pynn-nest"])
+    agreement = rate_agreement.rates_agree(rates["nest"], rates["pynn-nest"])
     difference, spread = agreement["difference"], agreement["spread"]
     print(f"\n{'population':>10}  {'PyNEST Hz':>9}  {'PyNN Hz':>9}  {'|diff|':>7}  {'spread':>7}")
     for j, name in enumerate(pd14.POPULATIONS):

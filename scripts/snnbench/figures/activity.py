@@ -12,7 +12,7 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import INVALID, colors
-from snnbench.network import compare, models, validation
+from snnbench.network import models, rate_agreement, validation
 
 
 def network_model(points: pd.DataFrame):
@@ -25,7 +25,9 @@ def populations(points: pd.DataFrame) -> list[str]:
     """The populations of a table's points: its model's, or where they depend on the point (the
     multi-area model's simulated areas), the table's rate columns."""
     fixed = network_model(points).populations
-    return list(fixed) if fixed else [c.removeprefix("rate_").removesuffix("_hz") for c in compare.rate_columns(points)]
+    if fixed:
+        return list(fixed)
+    return [c.removeprefix("rate_").removesuffix("_hz") for c in rate_agreement.rate_columns(points)]
 
 
 def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
@@ -93,7 +95,7 @@ def rates(ax, data: Data) -> None:
 def rates_by_simulator(ax, data: Data) -> None:
     import seaborn as sns
 
-    from snnbench.network import compare
+    from snnbench.network import rate_agreement
 
     long = rates_long(data.valid, [data.series])
     if long is None:
@@ -110,12 +112,12 @@ def rates_by_simulator(ax, data: Data) -> None:
         order=populations(data.points),
         ax=ax,
     )
-    table = compare.agreement(data.points)
+    table = rate_agreement.agreement(data.points)
     if not table.empty:
         verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
         words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
         if words:
-            reference = compare.reference_of(data.points)
+            reference = rate_agreement.reference_of(data.points)
             ax.set_title(f"rates vs {reference} within its seeds' spread: " + ", ".join(words), loc="right")
     ax.set_xlabel("population")
     ax.set_ylabel("rate (spikes/s)")

@@ -1,6 +1,6 @@
 """Panels of a network made of areas (the multi-area model): population rates per area and population
 type, and every simulator's rates against the reference simulator's (the model's `reference_simulator`,
-INM-6's own simulation for the multi-area model), judged by the project's rule (snnbench.network.compare).
+INM-6's own simulation for the multi-area model), judged by the project's rule (snnbench.network.rate_agreement).
 
 Populations are the table's rate columns named `<area>-<type>` (rate_V1-23E_hz); means over valid seeds.
 """
@@ -14,13 +14,13 @@ from snnbench.figures.activity import network_model
 from snnbench.figures.axes import legend, no_data
 from snnbench.figures.registry import Data, panel
 from snnbench.figures.style import colors
-from snnbench.network import compare
+from snnbench.network import rate_agreement
 
 
 def area_rates_long(points: pd.DataFrame, series: str) -> pd.DataFrame:
     """One row per series, area and population type: the mean rate over valid points and its seeds'
     range; empty where the table has no area rates."""
-    columns = [c for c in compare.rate_columns(points) if "-" in c]
+    columns = [c for c in rate_agreement.rate_columns(points) if "-" in c]
     valid = points[points["valid"].astype(bool)]
     if not columns or valid.empty:
         return pd.DataFrame()
@@ -33,7 +33,7 @@ def area_rates_long(points: pd.DataFrame, series: str) -> pd.DataFrame:
 
 def reference_of(points: pd.DataFrame, series: str) -> str:
     """The reference series: the table's reference simulator (else the model's) where it ran, else the first series."""
-    reference = compare.reference_of(points, network_model(points).reference_simulator)
+    reference = rate_agreement.reference_of(points, network_model(points).reference_simulator)
     return reference if series == "simulator" and reference in set(points[series]) else points[series].iloc[0]
 
 
@@ -78,7 +78,7 @@ def rates_against_reference(ax, data: Data) -> None:
         ax.errorbar(ref, sub["rate"], yerr=yerr, fmt="o", color=palette[series], label=series, markersize=2.5)
     top = float(np.nanmax(long["high"])) * 1.05
     ax.plot([0, top], [0, top], color="0.6", linewidth=0.6, zorder=0)
-    table = compare.agreement(data.points, reference) if data.series == "simulator" else pd.DataFrame()
+    table = rate_agreement.agreement(data.points, reference) if data.series == "simulator" else pd.DataFrame()
     if not table.empty and table["agrees"].notna().any():
         counts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].agg(["sum", "count"])
         ax.set_title(

@@ -9,7 +9,7 @@ import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
 from snnbench.figures.registry import Data, panel
-from snnbench.network import compare
+from snnbench.network import rate_agreement
 from snnbench.network.same_network import SAME_RUN
 
 WINDOWS = {"spike_match_early": "first 100 ms", "spike_match_run": "whole run"}
@@ -25,7 +25,7 @@ def compared(data: Data) -> pd.DataFrame:
     points = finished(data)
     if "spike_match_early" not in points:
         return points.iloc[0:0]
-    return points[points["spike_match_early"].notna() & (points["simulator"] != compare.reference_of(points))]
+    return points[points["spike_match_early"].notna() & (points["simulator"] != rate_agreement.reference_of(points))]
 
 
 @panel(
@@ -45,7 +45,7 @@ def spike_match(ax, data: Data) -> None:
     ax.set_ylim(0, 1.05)
     ax.axhline(0.99, color="0.4", linewidth=0.6, linestyle="--")
     ax.set_xlabel("")
-    ax.set_ylabel(f"{compare.reference_of(points)}'s spikes matched")
+    ax.set_ylabel(f"{rate_agreement.reference_of(points)}'s spikes matched")
     ax.tick_params(axis="x", labelrotation=30)
     legend(ax)
 
@@ -58,11 +58,11 @@ def rate_difference_by_population(ax, data: Data) -> None:
     import seaborn as sns
 
     points = compared(data)
-    columns = compare.rate_columns(points)
+    columns = rate_agreement.rate_columns(points)
     if points.empty or not columns:
         no_data(ax, "no point of an exported network with DC input beside the reference simulator's")
         return
-    name = compare.reference_of(finished(data))
+    name = rate_agreement.reference_of(finished(data))
     reference = finished(data)[finished(data)["simulator"] == name].set_index(SAME_RUN)
     rows = []
     for _, point in points.iterrows():

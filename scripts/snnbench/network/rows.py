@@ -17,9 +17,9 @@ from snnbench.network import (
     activity_bounds,
     activity_ensemble,
     binding,
-    compare,
     models,
     race,
+    rate_agreement,
     same_network,
     simulators,
     validation_table,
@@ -243,7 +243,9 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
     return points
 
 
-def finish_table(points: pd.DataFrame, validations: list, tolerance: dict | None, reference: str = compare.REFERENCE):
+def finish_table(
+    points: pd.DataFrame, validations: list, tolerance: dict | None, reference: str = rate_agreement.REFERENCE
+):
     """The validation verdict judged with the current tolerance (validation_table.judge_table: a point
     outside it is not valid), parallel efficiency, and rate agreement and the spike match with each
     experiment's reference simulator (`validation_reference`: what its points were validated against,
@@ -287,7 +289,7 @@ def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
     else `default`), its rate agreement and spike match with it."""
     parts = []
     for _, part in points.groupby("experiment", sort=False, dropna=False):
-        reference = compare.reference_of(part, default)
+        reference = rate_agreement.reference_of(part, default)
         part = part.assign(validation_reference=reference)
-        parts.append(same_network.add_spike_match(compare.add_agreement(part, reference), reference))
+        parts.append(same_network.add_spike_match(rate_agreement.add_agreement(part, reference), reference))
     return pd.concat(parts).loc[points.index] if parts else points.assign(validation_reference=default)

@@ -6,7 +6,7 @@ step and the share of its spikes NEST emits, spikes paired one to one (snnbench.
 in the first 100 ms of the measured window and over all of it, and the largest relative difference of
 a population's rate from NEST's, populations silent on either side included. Poisson input is
 drawn by each simulator's own generator, so spikes are compared only with DC input; rates over
-seeds are judged by the one rule of snnbench.network.compare.
+seeds are judged by the one rule of snnbench.network.rate_agreement.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from snnbench.jsonfile import read_json
-from snnbench.network import compare, models, spike_match
+from snnbench.network import models, rate_agreement, spike_match
 
 SHARES = ("spike_match_early", "spike_match_run", "spike_match_other_early", "spike_match_other_run")
 COLUMNS = (*SHARES, "rate_difference_max_rel")
-SAME_RUN = [*compare.SAME_MODEL, "network_seed", "seed"]
+SAME_RUN = [*rate_agreement.SAME_MODEL, "network_seed", "seed"]
 
 
 def neuron_index(senders: np.ndarray, first_ids: list[int], sizes: list[int]) -> np.ndarray:
@@ -56,7 +56,7 @@ def largest_rate_difference(point: pd.Series, reference: pd.Series, rates: list[
     return float(np.max(differences)) if differences else np.nan
 
 
-def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) -> pd.DataFrame:
+def add_spike_match(points: pd.DataFrame, reference: str = rate_agreement.REFERENCE) -> pd.DataFrame:
     """The COLUMNS for finished DC points of an exported network that NEST also ran; empty elsewhere."""
     points = points.copy()
     for column in COLUMNS:
@@ -65,7 +65,7 @@ def add_spike_match(points: pd.DataFrame, reference: str = compare.REFERENCE) ->
         return points
     # Every finished point, valid or not: a run that leaves NEST's spikes is what this measures.
     chosen = points["network_seed"].notna() & (points["input"] == "dc") & (points["status"] == "ok")
-    rates = compare.rate_columns(points[chosen])
+    rates = rate_agreement.rate_columns(points[chosen])
     for _, group in points[chosen].groupby(SAME_RUN, dropna=False):
         nest_points = group[group["simulator"] == reference]
         if nest_points.empty:

@@ -1,4 +1,4 @@
-"""Simulators side by side: do another simulator's rates agree with the reference simulator's on the same model?
+"""Rate agreement: do another simulator's rates agree with the reference simulator's on the same model?
 
 Two simulators run "the same model" when experiment, model size, input and times match. The reference
 simulator is the experiment's one reference (snnbench.network.validation_plan.reference_simulator: its
