@@ -2,7 +2,7 @@
 build against the first one named (ratios per point and metric with their spread over seeds)."""
 
 import pandas as pd
-from snnbench.figures.build_comparison import draw_ratios
+from snnbench.figures.build_ratios import draw_ratios
 from snnbench.results import regression
 from snnbench.tables.frames import read_points, write_table
 

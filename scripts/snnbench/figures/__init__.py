@@ -7,7 +7,7 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 
 Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
-panels by topic: performance, activity, comparison, race (PD14), same_network (one network on every
+panels by topic: performance, activity, side_by_side, race (PD14), same_network (one network on every
 simulator), plasticity (hpc_benchmark), areas (the multi-area model), training (snn-training) and data
 (snn-data).
 
@@ -19,12 +19,12 @@ snn-training). Failed points and invalid ones are kept out of the curves and dra
 from snnbench.figures import (
     activity,
     areas,
-    comparison,
     data,
     performance,
     plasticity,
     race,
     same_network,
+    side_by_side,
     training,
     training_memory,
 )
@@ -74,7 +74,6 @@ __all__ = [
     "by_machine",
     "caption",
     "colors",
-    "comparison",
     "data",
     "detailed_timer_columns",
     "draw",
@@ -86,6 +85,7 @@ __all__ = [
     "performance",
     "plasticity",
     "same_network",
+    "side_by_side",
     "race",
     "style",
     "training",

@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         write_table(ratios, args.out)
     if args.figure:
-        from snnbench.figures.build_comparison import draw_ratios
+        from snnbench.figures.build_ratios import draw_ratios
 
         draw_ratios(ratios, args.tolerance, args.figure, str(Path(args.figure).with_suffix(".pdf")))
     return 1 if ratios["slowdown"].any() else 0
