@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from snnbench.network import derive
+from snnbench.network import describe
 
-derive.describe_network(
+describe.describe_network(
     snakemake.wildcards.model,  # noqa: F821 (provided by Snakemake)
     snakemake.params.derive,  # noqa: F821
     Path(snakemake.output[0]),  # noqa: F821
