@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import config_problems, experiment, snakemake, validated
 from snnbench import jsonfile, planning
-from snnbench.network import validation_plan
+from snnbench.network import references
 from snnbench.planning import check
 from snnbench.tables.failed import failed_records
 
@@ -68,7 +68,7 @@ def test_workflow_names_the_config_file_before_any_job(workflow_copy):
 def test_planning_is_linear_in_seeds():
     """Each point's validation waits on a bounded number of its seed peers, not on all of them."""
     specs = planning.expand_points(validated(experiment(seeds=list(range(1, 501))))["experiments"][0])
-    peers = validation_plan.seed_peer_index(specs, max_peers=4)
+    peers = references.seed_peer_index(specs, max_peers=4)
     assert all(len(p) == 4 and len(set(p)) == 4 for p in peers.values())
     assert all(path not in p for path, p in peers.items())
     assert sum(map(len, peers.values())) == 4 * len(specs)

@@ -15,7 +15,7 @@ import pytest
 from conftest import BOUNDS, REPO
 from snnbench import families, figures, planning
 from snnbench.dev import synthetic
-from snnbench.network import validation_plan
+from snnbench.network import references
 from snnbench.network.models import pd14
 from snnbench.network.phases import PHASES
 from snnbench.planning import panels
@@ -46,7 +46,7 @@ def tables(tmp_path_factory):
     )
     points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
     points["path"] = points["path"].map(str)
-    stats = [root / path / "stats.npz" for path in validation_plan.figure_points(SPECS)]
+    stats = [root / path / "stats.npz" for path in references.figure_points(SPECS)]
     return points, stats
 
 

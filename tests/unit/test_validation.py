@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from snnbench.network import validation, validation_plan, validation_table
+from snnbench.network import references, validation, validation_table
 from snnbench.network.models import pd14
 
 SIZE = 60
@@ -162,18 +162,18 @@ def test_reference_and_seed_peers_from_the_config():
     strong = synthetic.experiment(name="s", simulators=("nest", "brian2-cpp"), threads=(2, 1), seeds=(7, 3))
     weak = synthetic.experiment(name="w", threads=(1, 2), seeds=(1, 2), scaling="weak")
     specs = planning.expand_points(strong) + planning.expand_points(weak)
-    references = validation_plan.reference_index(specs, {"s": ["nest", "brian2-cpp"], "w": ["nest"]})
-    assert len(references) == len(specs)
+    reference_of = references.reference_index(specs, {"s": ["nest", "brian2-cpp"], "w": ["nest"]})
+    assert len(reference_of) == len(specs)
     first = "results/s/nest/nodes1_ranks1_threads1/N0.1_K0.1/seed3"
-    assert {references[p["path"]] for p in specs if p["experiment"] == "s"} == {first}
+    assert {reference_of[p["path"]] for p in specs if p["experiment"] == "s"} == {first}
     # Weak scaling: each model size has its own reference, its 1-seed point of the lowest seed.
-    assert references["results/w/nest/nodes1_ranks1_threads2/N0.1_K0.1/seed2"].endswith("threads2/N0.1_K0.1/seed1")
-    assert references["results/w/nest/nodes1_ranks1_threads1/N0.05_K0.1/seed2"].endswith("N0.05_K0.1/seed1")
-    peers = validation_plan.seed_peer_index(specs)
+    assert reference_of["results/w/nest/nodes1_ranks1_threads2/N0.1_K0.1/seed2"].endswith("threads2/N0.1_K0.1/seed1")
+    assert reference_of["results/w/nest/nodes1_ranks1_threads1/N0.05_K0.1/seed2"].endswith("N0.05_K0.1/seed1")
+    peers = references.seed_peer_index(specs)
     assert peers["results/s/brian2-cpp/nodes1_ranks1_threads2/N0.1_K0.1/seed7"] == [
         "results/s/brian2-cpp/nodes1_ranks1_threads2/N0.1_K0.1/seed3"
     ]
-    shown = validation_plan.figure_points(specs)
+    shown = references.figure_points(specs)
     assert len(shown) == 2 * 2 + 2 and all(p.endswith(("seed3", "seed1")) for p in shown)
 
 

@@ -1,12 +1,12 @@
 """Validation against the reference simulator's own seeds (snnbench.network.ensemble) and the one
-reference of an experiment (validation_plan.reference_simulator), on synthetic samples and a planned config."""
+reference of an experiment (references.reference_simulator), on synthetic samples and a planned config."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import experiment, validated
 from scipy import stats as scipy_stats
-from snnbench.network import ensemble, rate_agreement, validation, validation_plan, validation_table
+from snnbench.network import ensemble, rate_agreement, references, validation, validation_table
 
 ALPHA = 0.05
 TOLERANCE = {"alpha": ALPHA, "ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
@@ -149,12 +149,12 @@ def test_one_reference_names_validation_agreement_and_figures():
     # The ensemble's seeds the experiment lacks are points of nest alone, at its first shape.
     extra = [s for s in specs if s["seed"] > 3]
     assert extra and {s["simulator"] for s in extra} == {"nest"} and {s["seed"] for s in extra} == {4, 5}
-    references = {spec["experiment"]: family.validation_reference(cfg["experiments"][0]) for spec in specs}
-    ensembles = validation_plan.ensemble_index(specs, None, references)
+    reference_simulators = {spec["experiment"]: family.validation_reference(cfg["experiments"][0]) for spec in specs}
+    ensembles = references.ensemble_index(specs, None, reference_simulators)
     brian2 = next(s["path"] for s in specs if s["simulator"] == "brian2-cpp")
     assert [p.split("/")[2] for p in ensembles[brian2]] == ["nest"] * 5
     assert [p.rsplit("seed", 1)[1] for p in ensembles[brian2]] == ["1", "2", "3", "4", "5"]
-    assert validation_plan.reference_index(specs, None, references)[brian2] == ensembles[brian2][0]
+    assert references.reference_index(specs, None, reference_simulators)[brian2] == ensembles[brian2][0]
 
     rows = []
     for spec in specs:

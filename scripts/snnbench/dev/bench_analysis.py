@@ -31,7 +31,7 @@ from pathlib import Path
 
 from snnbench import planning
 from snnbench.dev import synthetic
-from snnbench.network import validation_plan
+from snnbench.network import references
 from snnbench.tables import collect, frames
 
 GOAL_S = 10.0
@@ -67,7 +67,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
     config = defaults()
     exp = grid(records)
     specs = planning.expand_points(exp)
-    shown = set(validation_plan.figure_points(specs))
+    shown = set(references.figure_points(specs))
     start = time.perf_counter()
     paths = synthetic.write_experiment(workdir, exp, with_stats=shown, distinct_validations=50)
     print(f"wrote {len(specs)} synthetic records in {time.perf_counter() - start:.1f} s (not timed)")
@@ -86,7 +86,7 @@ def run(records: int, workdir: Path, reps: int, jobs: int) -> dict:
 
         start = time.perf_counter()
         (out / "figures").mkdir(exist_ok=True)
-        stats = [workdir / path / "stats.npz" for path in validation_plan.figure_points(specs)]
+        stats = [workdir / path / "stats.npz" for path in references.figure_points(specs)]
         todo = config["figures"]["experiment"].items()
         # A fresh interpreter per figure ("spawn", one task per process): a forked worker would
         # inherit this process's imports, which every plot_figure job pays.

@@ -17,7 +17,7 @@ import numpy as np
 
 from snnbench import planning
 from snnbench.hashing import canonical_hash
-from snnbench.network import validation, validation_plan
+from snnbench.network import references, validation
 from snnbench.network.models import pd14
 from snnbench.network.phases import PHASES
 from snnbench.paths import point_benchmark
@@ -185,7 +185,7 @@ def write_experiment(
     specs = planning.expand_points(exp)
     paths = {"records": [], "benchmarks": [], "validations": [], "stats": []}
     reference_stats = make_stats(np.random.default_rng(10_000 + seed))
-    references = validation_plan.reference_index(specs, {exp["name"]: exp["simulators"]})
+    reference_of = references.reference_index(specs, {exp["name"]: exp["simulators"]})
     pool: list = []
     for spec in specs:
         point = root / spec["path"]
@@ -208,7 +208,7 @@ def write_experiment(
             else:
                 rows = validation.compare(stats, reference_stats, [], min_samples=10)
                 pool.append(rows)
-            result = {"point": spec["path"], "reference": references[spec["path"]], "checked": True, "rows": rows}
+            result = {"point": spec["path"], "reference": reference_of[spec["path"]], "checked": True, "rows": rows}
             meta = {"point": spec["path"], "settings": {}, "reason": None}
         else:
             stats, meta = {}, {"point": spec["path"], "settings": {}, "reason": "point failed"}

@@ -1,7 +1,7 @@
 """Tolerances from the reference simulator's own seeds: how far may a point be from its reference?
 
 A point's reference is an ensemble of runs of the reference simulator at the same model, size, input and
-durations, one per seed (snnbench.network.validation_plan). For each population and statistic
+durations, one per seed (snnbench.network.references). For each population and statistic
 (snnbench.network.validation.STATISTICS: per-neuron rates, ISI CVs, pairwise correlations):
 
 - judged: the point's sample mean against the members' sample means, on the log scale where all are positive

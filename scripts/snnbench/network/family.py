@@ -14,7 +14,7 @@ from pathlib import Path
 from snnbench import environments, paths
 from snnbench.environments import builds
 from snnbench.machine import affinity
-from snnbench.network import binding, execute, models, race, rows, validation_plan
+from snnbench.network import binding, execute, models, race, references, rows
 from snnbench.network import simulators as simulator_registry
 from snnbench.network.simulators import EnvironmentMissing, environment_for
 from snnbench.records import inputs
@@ -145,8 +145,8 @@ class Network(Family):
         return points + self._ensemble_points(experiment, points)
 
     def validation_reference(self, experiment: dict) -> str:
-        """The simulator this experiment's points are validated and compared against (validation_plan)."""
-        return validation_plan.reference_simulator(experiment, self.model.reference_simulator)
+        """The simulator this experiment's points are validated and compared against (snnbench.network.references)."""
+        return references.reference_simulator(experiment, self.model.reference_simulator)
 
     def _ensemble_points(self, experiment: dict, points: list[dict]) -> list[dict]:
         """The reference ensemble's seeds the experiment lacks (`validation.seeds`: seeds 1..N of the

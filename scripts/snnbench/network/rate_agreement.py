@@ -1,7 +1,7 @@
 """Rate agreement: do another simulator's rates agree with the reference simulator's on the same model?
 
 Two simulators run "the same model" when experiment, model size, input and times match. The reference
-simulator is the experiment's one reference (snnbench.network.validation_plan.reference_simulator: its
+simulator is the experiment's one reference (snnbench.network.references.reference_simulator: its
 `validation.reference`, else the model's `reference_simulator`), named in the table's
 `validation_reference` column. Their population rates agree when, for every population, the difference of
 the seed means lies within what the reference's own seeds allow: the t prediction interval of

@@ -20,7 +20,7 @@ from functools import cached_property
 
 from snnbench import environments, families, paths
 from snnbench.environments import builds, maker
-from snnbench.network import validation_plan
+from snnbench.network import references
 from snnbench.planning import experiments, panels
 from snnbench.schemas import config_problems, fill_defaults
 
@@ -310,16 +310,16 @@ class Campaign:
 
     @cached_property
     def references(self) -> dict[str, str]:
-        return validation_plan.reference_index(self._validated, None, self.reference_simulators)
+        return references.reference_index(self._validated, None, self.reference_simulators)
 
     @cached_property
     def ensembles(self) -> dict[str, list[str]]:
         """Each validated point's reference ensemble (the reference run first)."""
-        return validation_plan.ensemble_index(self._validated, None, self.reference_simulators)
+        return references.ensemble_index(self._validated, None, self.reference_simulators)
 
     @cached_property
     def seed_peers(self) -> dict[str, list[str]]:
-        return validation_plan.seed_peer_index(self._validated, self.config["validation"]["seed_peers"])
+        return references.seed_peer_index(self._validated, self.config["validation"]["seed_peers"])
 
     # --- what the workflow makes in the end, and what figures and comparisons read
     def final_outputs(self) -> list[str]:
@@ -360,7 +360,7 @@ class Campaign:
         if not needs_distributions(self.figures[experiment].get(figure, [])):
             return []
         specs = list(self.points_of(experiment).values())
-        return [f"{path}/stats.npz" for path in validation_plan.figure_points(specs)]
+        return [f"{path}/stats.npz" for path in references.figure_points(specs)]
 
     def comparison_tables(self, comparison: str) -> list[str]:
         tables = []
