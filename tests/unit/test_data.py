@@ -159,7 +159,7 @@ def test_rows_hold_both_epochs_the_cache_and_the_verdict():
 
 def test_speedups_and_summary():
     table = small_table()
-    gains = figures.data.speedups(table).set_index(["framework", "strategy"])["speedup"]
+    gains = figures.snn_data.speedups(table).set_index(["framework", "strategy"])["speedup"]
     assert gains[("lif", "disk")] == pytest.approx(3.0) and gains[("linear", "memory")] == pytest.approx(6.0)
     printed = summary.summary(table)
     assert printed.loc[("lif", "naive"), "speed-up"] == pytest.approx(1.0)

@@ -5,5 +5,5 @@ Modules: spec (strategies, models, datasets, skip reasons; pure Python), synthet
 SHD-shaped dataset), loading (Tonic datasets, caches and torch's DataLoader per strategy), model
 (the two models and their training step), epochs (the timed epoch loop), run (child: one point),
 execute (parent: run a point, write its record), equivalence (cached samples equal naive ones),
-rows (record -> row). Its family interface is snnbench.data.family, its panels snnbench.figures.data.
+rows (record -> row). Its family interface is snnbench.data.family, its panels snnbench.figures.snn_data.
 """

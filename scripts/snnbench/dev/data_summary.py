@@ -10,7 +10,7 @@ import sys
 
 import pandas as pd
 
-from snnbench.figures.data import CONFIG_KEYS, speedups
+from snnbench.figures.snn_data import CONFIG_KEYS, speedups
 
 COLUMNS = {
     "later_load_s": "load s",

@@ -8,8 +8,8 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
 panels by topic: performance, activity, side_by_side, race (PD14), same_network (one network on every
-simulator), plasticity (hpc_benchmark), areas (the multi-area model), training (snn-training) and data
-(snn-data).
+simulator), plasticity (hpc_benchmark), areas (the multi-area model), training (snn-training) and
+snn_data (snn-data).
 
 Every panel works for any series: the series of a panel are the values of `data.series`
 (`simulator` within a PD14 experiment, `table` across result tables, `framework` for
@@ -19,12 +19,12 @@ snn-training). Failed points and invalid ones are kept out of the curves and dra
 from snnbench.figures import (
     activity,
     areas,
-    data,
     performance,
     plasticity,
     race,
     same_network,
     side_by_side,
+    snn_data,
     training,
     training_memory,
 )
@@ -74,7 +74,6 @@ __all__ = [
     "by_machine",
     "caption",
     "colors",
-    "data",
     "detailed_timer_columns",
     "draw",
     "layout",
@@ -86,6 +85,7 @@ __all__ = [
     "plasticity",
     "same_network",
     "side_by_side",
+    "snn_data",
     "race",
     "style",
     "training",
