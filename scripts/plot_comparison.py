@@ -10,7 +10,7 @@ for entry, path in zip(params["tables"], snakemake.input.tables, strict=True):  
     experiment = entry.rpartition("/")[2]
     points = read_points(path)
     tables.append(points[points["experiment"] == experiment].assign(table=entry))
-data = figures.Data(pd.concat(tables, ignore_index=True), series="table")
+data = figures.PanelData(pd.concat(tables, ignore_index=True), series="table")
 figures.draw(
     params["panels"],
     data,

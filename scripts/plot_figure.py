@@ -10,7 +10,7 @@ from snnbench.tables.frames import read_points
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 params = snakemake.params.figure  # noqa: F821
 # Tables of several machines concatenated: each series per machine.
-data = figures.Data(*figures.by_machine(points, params.get("series", "simulator")))
+data = figures.PanelData(*figures.by_machine(points, params.get("series", "simulator")))
 if figures.needs_distributions(params["panels"]):
     data.distributions = figures.load_distributions(snakemake.input.stats, points, series=data.series)  # noqa: F821
 figures.draw(

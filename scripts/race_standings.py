@@ -18,7 +18,7 @@ with open(snakemake.output.md, "w") as md:  # noqa: F821
     md.write(race.to_markdown(table))
 figures.draw(
     ["race_energy", "race_year"],
-    figures.Data(points),
+    figures.PanelData(points),
     snakemake.output.png,  # noqa: F821
     snakemake.output.pdf,  # noqa: F821
     title=snakemake.wildcards.experiment,  # noqa: F821

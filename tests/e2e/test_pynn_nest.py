@@ -167,7 +167,7 @@ def test_mixed_experiment_tables_and_figures_show_both_simulators(mixed):
     panels = {p for ps in DEFAULT_FIGURES.values() for p in ps if not figures.PANELS[p].needs_distributions}
     for name in sorted(panels - {"validation_distances"}):
         fig, ax = plt.subplots()
-        figures.PANELS[name].draw(ax, figures.Data(points))
+        figures.PANELS[name].draw(ax, figures.PanelData(points))
         legend = ax.get_legend()
         texts = [t.get_text() for t in legend.get_texts()] if legend else []
         texts += [t.get_text() for t in ax.get_xticklabels()]

@@ -168,14 +168,14 @@ def test_speedups_and_summary():
 
 def test_every_panel_draws_each_strategy(tmp_path):
     table = small_table()
-    data = figures.Data(table, series=families.get("snn-data").series)
+    data = figures.PanelData(table, series=families.get("snn-data").series)
     for name, panels in families.get("snn-data").figures({}).items():
         fig = figures.draw(panels, data, png=str(tmp_path / f"{name}.png"))
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
         ticks = " ".join(t.get_text() for ax in fig.axes for t in ax.get_xticklabels())
         if name != "data_speedup":
             assert all(s in ticks for s in ("naive", "disk", "memory")), ticks
-    empty = figures.Data(table[table["status"] != "ok"].copy(), series="strategy")
+    empty = figures.PanelData(table[table["status"] != "ok"].copy(), series="strategy")
     figures.draw(["data_epoch_parts", "data_speedup", "data_cache_footprint", "data_not_run"], empty)
 
 

@@ -52,7 +52,7 @@ def tables(tmp_path_factory):
 
 @pytest.fixture
 def data(tables):
-    return figures.Data(tables[0].copy(), series="simulator")
+    return figures.PanelData(tables[0].copy(), series="simulator")
 
 
 def draw(name, data):
@@ -186,7 +186,7 @@ def test_real_time_factor_phases_without_and_with_detailed_timers(data):
     shares = {"update": 0.5, "collocate": 0.1, "deliver": 0.2}
     for label, share in shares.items():
         points[f"simulate_detail_{label}_s"] = (points["time_simulate_s"] * share).where(nest)
-    _, ax = draw("real_time_factor_phases", figures.Data(points))
+    _, ax = draw("real_time_factor_phases", figures.PanelData(points))
     stacks = bar_stacks(ax)
     assert list(stacks) == ["update", "collocate", "deliver", "other"]  # no communicate timer: not shown
     nest_update = sorted(stacks["update"])[SERIES.index("nest") :: 2]
@@ -212,7 +212,7 @@ def test_weak_scaling_axis_names_model_size(tmp_path):
     exp = synthetic.experiment(name="weak", threads=(1, 2, 4), seeds=(1,), scaling="weak")
     paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
     points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
-    _, ax = draw("efficiency", figures.Data(points))
+    _, ax = draw("efficiency", figures.PanelData(points))
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1\nN=0.05", "2\nN=0.1", "4\nN=0.2"]
     xy = series_lines(ax)["nest"]
     times = points.set_index("vps")["time_simulate_s"]
@@ -243,7 +243,7 @@ def test_rates_with_reference(data):
 
 def test_rates_of_many_points_as_boxes(data):
     many = pd.concat([data.points, data.points.assign(seed=data.points["seed"] + 10)], ignore_index=True)
-    _, ax = draw("rates", figures.Data(many))
+    _, ax = draw("rates", figures.PanelData(many))
     boxes = [p for p in ax.patches if isinstance(p, matplotlib.patches.PathPatch)]
     assert len(boxes) == 8 * 2  # populations x simulators
     invalid = next(c for c in ax.collections if c.get_label() == "invalid (median)")
@@ -253,7 +253,7 @@ def test_rates_of_many_points_as_boxes(data):
 
 def test_distributions_per_population(tables):
     points, stats = tables
-    data = figures.Data(points, distributions=figures.load_distributions(stats, points))
+    data = figures.PanelData(points, distributions=figures.load_distributions(stats, points))
     # One seed per simulator and shape; the failed point (nest, 1 VP, seed 1) has no statistics.
     assert data.distributions["path"].nunique() == 2 * len(VPS) - 1
     _, ax = draw("rate_distribution", data)
@@ -268,7 +268,7 @@ def test_distributions_per_population(tables):
     assert list(np.asarray(marked)[:, 1]) == pytest.approx(expected)
     _, ax = draw("correlation_distribution", data)
     assert ax.get_ylabel() == "correlation coefficient"
-    _, ax = draw("cv_isi_distribution", figures.Data(points))
+    _, ax = draw("cv_isi_distribution", figures.PanelData(points))
     assert ax.texts[0].get_text() == "no spike statistics"
 
 
@@ -303,7 +303,7 @@ def test_validation_distances(data):
 def test_panels_without_valid_points_say_so(data):
     failed = data.points.assign(status="failed", valid=False)
     for name in ("real_time_factor", "construction_propagation", "efficiency", "simulator_comparison"):
-        _, ax = draw(name, figures.Data(failed))
+        _, ax = draw(name, figures.PanelData(failed))
         assert "no valid points" in [t.get_text() for t in ax.texts], name
 
 
@@ -354,7 +354,7 @@ def test_comparison_across_tables(data):
     points = data.points
     cluster = points.assign(real_time_factor=points["real_time_factor"] * 2)
     both = pd.concat([points.assign(table="here"), cluster.assign(table="cluster/synthetic")], ignore_index=True)
-    _, ax = draw("real_time_factor", figures.Data(both[both["simulator"] == "nest"], series="table"))
+    _, ax = draw("real_time_factor", figures.PanelData(both[both["simulator"] == "nest"], series="table"))
     lines = series_lines(ax)
     assert set(lines) == {"here", "cluster/synthetic"}
     assert lines["cluster/synthetic"][:, 1] == pytest.approx(2 * lines["here"][:, 1])
@@ -365,11 +365,11 @@ def test_shapes_with_the_same_vps_are_not_pooled(tmp_path):
     exp["resources"]["ranks_per_node"] = [1, 2]
     paths = synthetic.write_experiment(tmp_path, exp, with_stats=False)
     points, _ = collect.collect(paths["records"], BOUNDS, paths["benchmarks"], paths["validations"], TOLERANCE)
-    _, ax = draw("construction_propagation", figures.Data(points))
+    _, ax = draw("construction_propagation", figures.PanelData(points))
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert labels == ["1 (1x1x1)", "2 (1x1x2)", "2 (1x2x1)", "4 (1x2x2)"]
     assert len(bar_stacks(ax)["construction"]) == 4
-    _, ax = draw("memory_per_node", figures.Data(points))
+    _, ax = draw("memory_per_node", figures.PanelData(points))
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert {"1x1", "1x2", "2x1", "2x2"} <= set(legend)  # one line per layout of a node
     lines = [line for line in ax.get_lines() if line.get_marker() not in ("None", "_", "") and len(line.get_xdata())]

@@ -125,7 +125,7 @@ def test_the_weight_figure_is_the_models_and_draws_the_histograms(tmp_path):
         rows[-1].update(hpc.HpcBenchmark().table_columns({"ee_weights_pA": merged}))
     points = pd.DataFrame(rows)
     assert figures.plasticity.summed_histogram(points["ee_weight_histogram"], hpc.WEIGHT_BINS_RELATIVE).sum() == 1000
-    fig = figures.draw(["ee_weight_distribution"], figures.Data(points), png=str(tmp_path / "w.png"))
+    fig = figures.draw(["ee_weight_distribution"], figures.PanelData(points), png=str(tmp_path / "w.png"))
     assert (tmp_path / "w.png").stat().st_size > 0
     assert len(fig.axes[0].patches) == 2  # one histogram per series
 

@@ -299,7 +299,7 @@ def scatter_points(ax):
 
 
 def test_standings_figure_without_energy_is_rtf_only(tmp_path):
-    fig = figures.draw(["race_energy", "race_year"], figures.Data(run_table()), str(tmp_path / "s.png"))
+    fig = figures.draw(["race_energy", "race_year"], figures.PanelData(run_table()), str(tmp_path / "s.png"))
     energy_ax, year_ax = fig.axes[:2]
     labels = [t.get_text() for t in energy_ax.get_yticklabels()]
     assert "Kau+23" in labels and any(label.startswith("this run: nest") for label in labels)
@@ -311,7 +311,7 @@ def test_standings_figure_without_energy_is_rtf_only(tmp_path):
 
 
 def test_standings_figure_with_energy_is_log_log():
-    fig = figures.draw(["race_energy"], figures.Data(run_table(energy_j=1.0)))
+    fig = figures.draw(["race_energy"], figures.PanelData(run_table(energy_j=1.0)))
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_xlabel() == "energy per synaptic event (µJ)"

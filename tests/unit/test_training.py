@@ -234,7 +234,7 @@ def test_training_figures_are_panels_of_the_one_registry(tmp_path):
     from snnbench import figures
 
     points = training_points()
-    data = figures.Data(points, series="framework")
+    data = figures.PanelData(points, series="framework")
     for name, panels in families.get("snn-training").figures({}).items():
         assert all(p in figures.PANELS for p in panels), name
         fig = figures.draw(panels, data, tmp_path / f"{name}.png", tmp_path / f"{name}.pdf", title="train")
@@ -258,7 +258,7 @@ def test_training_figures_are_panels_of_the_one_registry(tmp_path):
 def test_training_panels_say_when_nothing_ran():
     from snnbench import figures
 
-    data = figures.Data(training_points().assign(status="failed", valid=False), series="framework")
+    data = figures.PanelData(training_points().assign(status="failed", valid=False), series="framework")
     fig = figures.draw(families.get("snn-training").figures({})["training_memory"], data)
     assert [ax.texts[0].get_text() for ax in fig.axes] == ["no cpu points", "no cuda points"]
     loop = figures.draw(["training_time_loop"], data)
@@ -369,7 +369,7 @@ def test_memory_table_gives_ratios_against_vanilla_on_the_same_point():
 def test_memory_panels_draw_strategies_and_the_published_references(tmp_path):
     from snnbench import figures
 
-    data = figures.Data(memory_points(), series="framework")
+    data = figures.PanelData(memory_points(), series="framework")
     fig = figures.draw(families.get("snn-training").figures({})["training_memory_tradeoff"], data)
     tradeoff = fig.axes[0]
     offsets = np.concatenate([np.asarray(c.get_offsets()) for c in tradeoff.collections])
@@ -377,6 +377,6 @@ def test_memory_panels_draw_strategies_and_the_published_references(tmp_path):
     memory = figures.draw(families.get("snn-training").figures({})["training_memory_T"], data)
     labels = [line.get_label() for line in memory.axes[0].get_lines()]
     assert "torch n=256 checkpoint-time-c25" in labels and "spikingjelly n=256 vanilla" in labels
-    empty = figures.Data(memory_points().assign(status="failed", valid=False), series="framework")
+    empty = figures.PanelData(memory_points().assign(status="failed", valid=False), series="framework")
     fig = figures.draw(["training_peak_memory_T"], empty)
     assert fig.axes[0].texts[0].get_text() == "no valid points with step memory"

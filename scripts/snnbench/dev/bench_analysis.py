@@ -56,7 +56,7 @@ def draw_figure(name: str, panels: list[str], points_csv: Path, stats: list[Path
     from snnbench import figures
 
     points = frames.read_points(points_csv)
-    data = figures.Data(points)
+    data = figures.PanelData(points)
     if figures.needs_distributions(panels):
         data.distributions = figures.load_distributions(stats, points)
     figures.draw(panels, data, out / f"{name}.png", out / f"{name}.pdf", title="bench")

@@ -5,7 +5,7 @@ PD14 experiment, `figures.comparisons` for figures across result tables) or by a
 (`training.FIGURES` for snn-training). A panel is one function `draw(ax, data)` registered with
 `@panel(caption)`; adding a panel means writing that function in its topic module.
 
-Modules: style (palette, sizes, fonts, the invalid mark), registry (Data, @panel, PANELS,
+Modules: style (palette, sizes, fonts, the invalid mark), registry (PanelData, @panel, PANELS,
 caption, layout, draw, the spike statistics), axes (drawing helpers shared by panels), and the
 panels by topic: performance, activity, side_by_side, race (PD14), same_network (one network on every
 simulator), plasticity (hpc_benchmark), areas (the multi-area model), training (snn-training) and
@@ -32,8 +32,8 @@ from snnbench.figures.axes import ERRORBAR, MAX_DOTS
 from snnbench.figures.performance import CONSTRUCTION, PROPAGATION, detailed_timer_columns
 from snnbench.figures.registry import (
     PANELS,
-    Data,
     Panel,
+    PanelData,
     by_machine,
     caption,
     draw,
@@ -67,7 +67,7 @@ __all__ = [
     "PROPAGATION",
     "ROW_HEIGHT_IN",
     "SINGLE_COLUMN_IN",
-    "Data",
+    "PanelData",
     "Panel",
     "activity",
     "areas",

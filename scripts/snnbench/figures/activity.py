@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import INVALID, colors
 from snnbench.network import models, rate_agreement, validation
 
@@ -45,7 +45,7 @@ def rates_long(points: pd.DataFrame, keep: list[str]) -> pd.DataFrame | None:
     "published reference rates (black)",
     wide=True,
 )
-def rates(ax, data: Data) -> None:
+def rates(ax, data: PanelData) -> None:
     import seaborn as sns
 
     done = data.points[data.points["status"] == "ok"]
@@ -92,7 +92,7 @@ def rates(ax, data: Data) -> None:
     "simulator's rates agree with the reference simulator's (validation_reference) within what its seeds allow",
     wide=True,
 )
-def rates_by_simulator(ax, data: Data) -> None:
+def rates_by_simulator(ax, data: PanelData) -> None:
     import seaborn as sns
 
     from snnbench.network import rate_agreement
@@ -124,7 +124,7 @@ def rates_by_simulator(ax, data: Data) -> None:
     legend(ax, title=data.series)
 
 
-def _distribution(ax, data: Data, statistic: str, label: str) -> None:
+def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
     import seaborn as sns
 
     dist = data.distributions
@@ -160,17 +160,17 @@ def _distribution(ax, data: Data, statistic: str, label: str) -> None:
     "per-neuron firing rates of the neuron subsample per population (boxes: quartiles, whiskers: 5-95 %)",
     needs_distributions=True,
 )
-def rate_distribution(ax, data: Data) -> None:
+def rate_distribution(ax, data: PanelData) -> None:
     _distribution(ax, data, "rate", "rate (spikes/s)")
 
 
 @panel("ISI coefficients of variation per population (neurons with enough spikes)", needs_distributions=True)
-def cv_isi_distribution(ax, data: Data) -> None:
+def cv_isi_distribution(ax, data: PanelData) -> None:
     _distribution(ax, data, "cv_isi", "ISI CV")
 
 
 @panel("pairwise spike-count correlation coefficients per population (2 ms bins)", needs_distributions=True)
-def correlation_distribution(ax, data: Data) -> None:
+def correlation_distribution(ax, data: PanelData) -> None:
     _distribution(ax, data, "correlation", "correlation coefficient")
     if data.distributions is not None and not data.distributions.empty:
         ax.axhline(0.0, color="grey", lw=0.6, ls=":")
@@ -180,7 +180,7 @@ def correlation_distribution(ax, data: Data) -> None:
     "Kolmogorov-Smirnov distance of each point's statistics to its reference run, relative to the tolerance "
     "(above 1 = outside: the point is invalid)"
 )
-def validation_distances(ax, data: Data) -> None:
+def validation_distances(ax, data: PanelData) -> None:
     points = data.points
     if "validation_excess_rate" not in points or not points["validation_checked"].astype(bool).any():
         no_data(ax, "no validation results")

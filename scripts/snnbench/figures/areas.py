@@ -12,7 +12,7 @@ import pandas as pd
 
 from snnbench.figures.activity import network_model
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import colors
 from snnbench.network import rate_agreement
 
@@ -38,7 +38,7 @@ def reference_of(points: pd.DataFrame, series: str) -> str:
 
 
 @panel("rates (spikes/s) per area (rows) and population type (columns) of the reference simulator, mean over seeds")
-def area_rates(ax, data: Data) -> None:
+def area_rates(ax, data: PanelData) -> None:
     long = area_rates_long(data.points, data.series)
     if long.empty:
         no_data(ax, "no area rates")
@@ -60,7 +60,7 @@ def area_rates(ax, data: Data) -> None:
 
 
 @panel("each simulator's population rates against the reference simulator's (seed means, bars: the seeds' range)")
-def rates_against_reference(ax, data: Data) -> None:
+def rates_against_reference(ax, data: PanelData) -> None:
     long = area_rates_long(data.points, data.series)
     if long.empty:
         no_data(ax, "no area rates")

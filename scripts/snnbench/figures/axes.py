@@ -10,7 +10,7 @@ import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
-from snnbench.figures.registry import Data
+from snnbench.figures.registry import PanelData
 from snnbench.figures.style import INVALID, colors, lighter
 
 ERRORBAR = ("pi", 100)  # bars span all seeds
@@ -57,7 +57,7 @@ def vps_axis(ax, points: pd.DataFrame) -> None:
     ax.set_xlabel("virtual processes")
 
 
-def lines(ax, data: Data, y: str, label: str, log: bool = False) -> bool:
+def lines(ax, data: PanelData, y: str, label: str, log: bool = False) -> bool:
     """Median over seeds per series against VPs, error bars over seeds, invalid points marked.
     Shapes sharing a VP count get their own line per layout of a node (ranks x threads)."""
     import seaborn as sns
@@ -94,7 +94,7 @@ def lines(ax, data: Data, y: str, label: str, log: bool = False) -> bool:
     return not valid.empty
 
 
-def mark_invalid(ax, data: Data, y: str | None) -> None:
+def mark_invalid(ax, data: PanelData, y: str | None) -> None:
     """Invalid finished points at their value, failed points on the x axis: red crosses."""
     bad = data.invalid
     if bad.empty:
@@ -121,7 +121,7 @@ def legend(ax, **kwargs) -> None:
     ax.legend(handles, labels, **kwargs)
 
 
-def _shape_labels(data: Data, shapes: pd.DataFrame) -> list[str]:
+def _shape_labels(data: PanelData, shapes: pd.DataFrame) -> list[str]:
     """Tick labels of the shapes: VPs, the shape where VPs repeat, the model size in weak scaling."""
     labels = [f"{v:g}" for v in shapes["vps"]]
     if shared_vps(data.points, data.series):
@@ -132,7 +132,12 @@ def _shape_labels(data: Data, shapes: pd.DataFrame) -> list[str]:
 
 
 def stacked_bars(
-    ax, data: Data, parts: dict[str, pd.Series], ylabel: str, legend_title: str | None = None, errorbars: bool = True
+    ax,
+    data: PanelData,
+    parts: dict[str, pd.Series],
+    ylabel: str,
+    legend_title: str | None = None,
+    errorbars: bool = True,
 ) -> None:
     """Bars per shape (ordered by VPs; dodged per series, later series in lighter shades) stacked from
     `parts` (label -> per-point values), medians over seeds; an error bar over seeds on the

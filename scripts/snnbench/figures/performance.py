@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import ERRORBAR, legend, lines, mark_invalid, no_data, stacked_bars, vps_axis
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import colors
 from snnbench.network.phases import DETAIL, PHASES
 
@@ -28,7 +28,7 @@ def phase_columns(points: pd.DataFrame, phases) -> list[str]:
 
 
 @panel("network construction (setup to prepare) and state propagation (presimulation and simulation), stacked")
-def construction_propagation(ax, data: Data) -> None:
+def construction_propagation(ax, data: PanelData) -> None:
     if data.valid.empty or "time_simulate_s" not in data.points:
         no_data(ax)
         return
@@ -41,7 +41,7 @@ def construction_propagation(ax, data: Data) -> None:
 
 
 @panel("wall time per simulator-neutral phase, stacked")
-def phases(ax, data: Data) -> None:
+def phases(ax, data: PanelData) -> None:
     if data.valid.empty or "time_simulate_s" not in data.points:
         no_data(ax)
         return
@@ -67,7 +67,7 @@ def detailed_timer_columns(points: pd.DataFrame) -> dict[str, str]:
     "real-time factor of the simulate phase split into the simulator's own detailed phases (for NEST: update, "
     "collocate, communicate, deliver; 'other' is the rest) where the build records them"
 )
-def real_time_factor_phases(ax, data: Data) -> None:
+def real_time_factor_phases(ax, data: PanelData) -> None:
     points = data.points
     if data.valid.empty or "real_time_factor" not in points:
         no_data(ax)
@@ -85,13 +85,13 @@ def real_time_factor_phases(ax, data: Data) -> None:
 
 
 @panel("real-time factor of the simulate phase (wall time / model time; 1 = real time)")
-def real_time_factor(ax, data: Data) -> None:
+def real_time_factor(ax, data: PanelData) -> None:
     if not lines(ax, data, "real_time_factor", "real-time factor", log=True):
         no_data(ax)
 
 
 @panel("share of each phase in the total wall time (medians over seeds)")
-def phase_fractions(ax, data: Data) -> None:
+def phase_fractions(ax, data: PanelData) -> None:
     cols = phase_columns(data.points, PHASES)
     if data.valid.empty or not cols:
         no_data(ax)
@@ -103,7 +103,7 @@ def phase_fractions(ax, data: Data) -> None:
 
 
 @panel("parallel efficiency of the simulate phase against the fewest VPs (strong: T0 v0 / (T v); weak: T0 / T)")
-def efficiency(ax, data: Data) -> None:
+def efficiency(ax, data: PanelData) -> None:
     if not lines(ax, data, "efficiency", "parallel efficiency"):
         no_data(ax)
         return
@@ -113,7 +113,7 @@ def efficiency(ax, data: Data) -> None:
 
 
 @panel("wall time of the simulate phase and of all phases")
-def time_to_solution(ax, data: Data) -> None:
+def time_to_solution(ax, data: PanelData) -> None:
     import seaborn as sns
 
     if data.valid.empty or "time_simulate_s" not in data.points:
@@ -147,10 +147,12 @@ def time_to_solution(ax, data: Data) -> None:
 
 
 @panel("peak resident memory per node (VmHWM summed over the node's ranks)")
-def memory_per_node(ax, data: Data) -> None:
+def memory_per_node(ax, data: PanelData) -> None:
     points = data.points
     if "peak_rss_mb_sum" in points:
-        data = Data(points.assign(memory_per_node_gb=points["peak_rss_mb_sum"] / points["nodes"] / 1024), data.series)
+        data = PanelData(
+            points.assign(memory_per_node_gb=points["peak_rss_mb_sum"] / points["nodes"] / 1024), data.series
+        )
     if not lines(ax, data, "memory_per_node_gb", "peak memory per node (GB)"):
         no_data(ax)
         return

@@ -11,7 +11,7 @@ import numpy as np
 
 from snnbench.figures.activity import network_model
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import colors
 
 
@@ -29,7 +29,7 @@ def summed_histogram(cells, edges: np.ndarray) -> np.ndarray:
     "E->E weights after the run relative to their initial value, per series and model size (valid points, "
     "seeds pooled; density); the initial weight at 1"
 )
-def ee_weight_distribution(ax, data: Data) -> None:
+def ee_weight_distribution(ax, data: PanelData) -> None:
     valid = data.valid
     if "ee_weight_histogram" not in valid or valid["ee_weight_histogram"].isna().all():
         no_data(ax, "no weight histograms (hpc_benchmark records)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from snnbench.figures.axes import legend
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import colors
 from snnbench.network import race
 
@@ -73,7 +73,7 @@ def _run(ax, run: pd.DataFrame, x: str, series: str) -> None:
 
 
 @panel("real-time factor against energy per synaptic event (log-log): published entries (grey) and this run (stars)")
-def race_energy(ax, data: Data) -> None:
+def race_energy(ax, data: PanelData) -> None:
     run = run_points(data.points, data.series)
     measured = run[run["e_syn"].notna()] if not run.empty else run
     if measured.empty:
@@ -111,7 +111,7 @@ def _rtf_only(ax, points: pd.DataFrame, run: pd.DataFrame, series: str) -> None:
 
 
 @panel("real-time factor against year: published entries (grey) and this run (stars)")
-def race_year(ax, data: Data) -> None:
+def race_year(ax, data: PanelData) -> None:
     run = run_points(data.points, data.series)
     _reference(ax, data.points, "year")
     if not run.empty:

@@ -17,7 +17,7 @@ from snnbench.network import validation
 
 
 @dataclass
-class Data:
+class PanelData:
     """What panels draw from: every point (failed and invalid included), the column naming the
     series (`simulator` or `table` for PD14, `framework` for snn-training) and, where a figure's
     panels need them, the statistics of recorded spikes."""
@@ -84,7 +84,7 @@ def layout(n: int, wide: bool = False) -> tuple[int, int, float]:
     return math.ceil(n / cols), cols, DOUBLE_COLUMN_IN
 
 
-def draw(panels: list[str], data: Data, png: str | None = None, pdf: str | None = None, title: str = ""):
+def draw(panels: list[str], data: PanelData, png: str | None = None, pdf: str | None = None, title: str = ""):
     """Draw the named panels on one figure and save it; returns the Figure (closed after saving)."""
     unknown = [p for p in panels if p not in PANELS]
     if unknown:

@@ -8,19 +8,19 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.network import rate_agreement
 from snnbench.network.same_network import SAME_RUN
 
 WINDOWS = {"spike_match_early": "first 100 ms", "spike_match_run": "whole run"}
 
 
-def finished(data: Data) -> pd.DataFrame:
+def finished(data: PanelData) -> pd.DataFrame:
     """Points that ran to the end, valid or not: a run that leaves NEST's spikes is what these panels show."""
     return data.points[data.points["status"] == "ok"] if "status" in data.points else data.valid
 
 
-def compared(data: Data) -> pd.DataFrame:
+def compared(data: PanelData) -> pd.DataFrame:
     """Finished points with a spike comparison, the reference simulator's own left out."""
     points = finished(data)
     if "spike_match_early" not in points:
@@ -32,7 +32,7 @@ def compared(data: Data) -> pd.DataFrame:
     "share of the reference simulator's spikes each simulator emits at the same neuron within one step, "
     "same network, DC input"
 )
-def spike_match(ax, data: Data) -> None:
+def spike_match(ax, data: PanelData) -> None:
     import seaborn as sns
 
     points = compared(data)
@@ -54,7 +54,7 @@ def spike_match(ax, data: Data) -> None:
     "rate of each population against the reference simulator's on the same network and seed (%), median over seeds",
     wide=True,
 )
-def rate_difference_by_population(ax, data: Data) -> None:
+def rate_difference_by_population(ax, data: PanelData) -> None:
     import seaborn as sns
 
     points = compared(data)

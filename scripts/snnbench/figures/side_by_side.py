@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from snnbench.figures.axes import ERRORBAR, legend, log_y, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import INVALID, colors
 
 
 @panel("real-time factor of the same point (model size, resources) on each series, median over seeds", wide=True)
-def simulator_comparison(ax, data: Data) -> None:
+def simulator_comparison(ax, data: PanelData) -> None:
     import seaborn as sns
 
     points = data.points

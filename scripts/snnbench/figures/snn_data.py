@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import INVALID, colors
 from snnbench.figures.training import not_run_lines
 
@@ -43,7 +43,7 @@ def labels(points: pd.DataFrame) -> pd.Series:
     return label
 
 
-def _medians(data: Data, columns: list[str]) -> pd.DataFrame:
+def _medians(data: PanelData, columns: list[str]) -> pd.DataFrame:
     done = data.valid
     if done.empty:
         return done
@@ -51,7 +51,7 @@ def _medians(data: Data, columns: list[str]) -> pd.DataFrame:
     return done.groupby(["framework", "label"], sort=False)[columns].median().reset_index()
 
 
-def _stacked(ax, data: Data, prefix: str, title: str) -> None:
+def _stacked(ax, data: PanelData, prefix: str, title: str) -> None:
     columns = [f"{prefix}_{part}_s" for part in PARTS]
     med = _medians(data, columns)
     ax.set_title(title)
@@ -76,12 +76,12 @@ def _stacked(ax, data: Data, prefix: str, title: str) -> None:
 
 
 @panel("time of a later epoch (median over the epochs after the first) per strategy and model, by part", wide=True)
-def data_epoch_parts(ax, data: Data) -> None:
+def data_epoch_parts(ax, data: PanelData) -> None:
     _stacked(ax, data, "later", "later epochs (cache read)")
 
 
 @panel("time of the first epoch (which fills the caches) per strategy and model, by part", wide=True)
-def data_first_epoch_parts(ax, data: Data) -> None:
+def data_first_epoch_parts(ax, data: PanelData) -> None:
     _stacked(ax, data, "first", "first epoch (cache fill)")
 
 
@@ -97,7 +97,7 @@ def speedups(points: pd.DataFrame) -> pd.DataFrame:
 
 
 @panel("speed-up of a later epoch over naive loading (naive time / strategy time; same model and loader)")
-def data_speedup(ax, data: Data) -> None:
+def data_speedup(ax, data: PanelData) -> None:
     table = speedups(data.points) if "later_total_s" in data.points else pd.DataFrame()
     if table.empty:
         no_data(ax, "no strategy with a naive twin")
@@ -116,7 +116,7 @@ def data_speedup(ax, data: Data) -> None:
 
 
 @panel("cache footprint per strategy: on disk (HDF5 files), in host memory, on the GPU; frames made in epoch 1")
-def data_cache_footprint(ax, data: Data) -> None:
+def data_cache_footprint(ax, data: PanelData) -> None:
     columns = ["cache_disk_mb", "cache_memory_mb", "cache_gpu_mb", "frames_mb"]
     med = _medians(data, [c for c in columns if c in data.points])
     if med.empty:
@@ -134,7 +134,7 @@ def data_cache_footprint(ax, data: Data) -> None:
 
 
 @panel("points that did not run, and why")
-def data_not_run(ax, data: Data) -> None:
+def data_not_run(ax, data: PanelData) -> None:
     lines = not_run_lines(data.points, width=70, series=data.series)
     ax.axis("off")
     ax.set_title("not run")

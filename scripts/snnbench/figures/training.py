@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import INVALID, colors, lighter
 from snnbench.training import sanity
 
@@ -51,7 +51,7 @@ def _label(points: pd.DataFrame, series: str = "framework") -> pd.Series:
     return label
 
 
-def _finished(data: Data) -> pd.DataFrame:
+def _finished(data: PanelData) -> pd.DataFrame:
     """The points that ran, each with its label."""
     done = data.points[data.points["status"] == "ok"].copy()
     if not done.empty:
@@ -76,7 +76,7 @@ def _log_log(ax) -> None:
     ax.set_xlabel("n (neurons)")
 
 
-def _pass_time(ax, data: Data, name: str) -> None:
+def _pass_time(ax, data: PanelData, name: str) -> None:
     """Median over seeds of one pass's median time against n per library, IQR bars, the FLOP bound."""
     done = _finished(data)
     valid = done[done["valid"].astype(bool)] if not done.empty else done
@@ -103,22 +103,22 @@ def _pass_time(ax, data: Data, name: str) -> None:
 
 
 @panel("median forward time against layer width per library (bars: IQR over repetitions; dashed: FLOP lower bound)")
-def training_forward_time(ax, data: Data) -> None:
+def training_forward_time(ax, data: PanelData) -> None:
     _pass_time(ax, data, "forward")
 
 
 @panel("median backward time against layer width per library (bars: IQR over repetitions; dashed: FLOP lower bound)")
-def training_backward_time(ax, data: Data) -> None:
+def training_backward_time(ax, data: PanelData) -> None:
     _pass_time(ax, data, "backward")
 
 
 @panel("median training-step time against layer width per library (bars: IQR; dashed: twice the forward bound)")
-def training_step_time(ax, data: Data) -> None:
+def training_step_time(ax, data: PanelData) -> None:
     _pass_time(ax, data, "step")
 
 
 @panel("warm-up (compile / first-call) time beyond a settled step per library, median over points")
-def training_warmup(ax, data: Data) -> None:
+def training_warmup(ax, data: PanelData) -> None:
     done = _finished(data)
     ax.set_title("warm-up beyond a settled step")
     if done.empty:
@@ -132,7 +132,7 @@ def training_warmup(ax, data: Data) -> None:
 
 
 @panel("points that did not run (skipped or failed), one line per reason")
-def training_not_run(ax, data: Data) -> None:
+def training_not_run(ax, data: PanelData) -> None:
     lines = not_run_lines(data.points, width=60, series=data.series)
     ax.set_axis_off()
     text = "\n".join(["Not run:", *lines[:NOT_RUN_SHOWN]]) if lines else "every point ran"
@@ -142,7 +142,7 @@ def training_not_run(ax, data: Data) -> None:
 
 
 @panel("spike rate per library and layer width; the input gain is calibrated to the dashed target rate")
-def training_spike_rate(ax, data: Data) -> None:
+def training_spike_rate(ax, data: PanelData) -> None:
     import seaborn as sns
 
     done = _finished(data)
@@ -160,7 +160,7 @@ def training_spike_rate(ax, data: Data) -> None:
     legend(ax, title="n")
 
 
-def _memory(ax, data: Data, column: str, ylabel: str, device: str) -> None:
+def _memory(ax, data: PanelData, column: str, ylabel: str, device: str) -> None:
     done = _finished(data)
     ax.set_xlabel("n (neurons)")
     ax.set_ylabel(ylabel)
@@ -177,12 +177,12 @@ def _memory(ax, data: Data, column: str, ylabel: str, device: str) -> None:
 
 
 @panel("peak resident memory of each CPU point's fresh process, median over seeds")
-def training_memory_cpu(ax, data: Data) -> None:
+def training_memory_cpu(ax, data: PanelData) -> None:
     _memory(ax, data, "peak_rss_mb", "peak RSS, whole process (MB)", "cpu")
 
 
 @panel("CUDA peak allocated memory of each GPU point, median over seeds")
-def training_memory_cuda(ax, data: Data) -> None:
+def training_memory_cuda(ax, data: PanelData) -> None:
     _memory(ax, data, "cuda_max_allocated_mb", "CUDA peak (MB)", "cuda")
 
 
@@ -190,7 +190,7 @@ def training_memory_cuda(ax, data: Data) -> None:
     "backward time when the time loop takes step t as x[t] versus x.unbind(0): indexing a tensor that needs "
     "gradients costs a full-size gradient per step, so backward grows with T squared"
 )
-def training_time_loop(ax, data: Data) -> None:
+def training_time_loop(ax, data: PanelData) -> None:
     done = _finished(data)
     if done.empty or "loop" not in done or not (done["loop"] == "index").any():
         no_data(ax, "no time_loop 'index' points in this experiment")
@@ -241,10 +241,10 @@ PUBLISHED_2023 = (
 
 
 @panel("forward " + PUBLISHED_2023)
-def training_published_2023_forward(ax, data: Data) -> None:
+def training_published_2023_forward(ax, data: PanelData) -> None:
     _published_2023(ax, "forward")
 
 
 @panel("backward " + PUBLISHED_2023)
-def training_published_2023_backward(ax, data: Data) -> None:
+def training_published_2023_backward(ax, data: PanelData) -> None:
     _published_2023(ax, "backward")

@@ -14,7 +14,7 @@ Invalid points (failed FLOP check, or gradients that differ from vanilla's) are 
 from __future__ import annotations
 
 from snnbench.figures.axes import legend, no_data
-from snnbench.figures.registry import Data, panel
+from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import colors
 from snnbench.training.memory_table import REFERENCES, medians, ratios
 
@@ -31,7 +31,7 @@ def _line_style(strategy_id: str) -> str:
     return STYLES.get(strategy_id, "-.")
 
 
-def _against_t(ax, data: Data, column: str, ylabel: str) -> None:
+def _against_t(ax, data: PanelData, column: str, ylabel: str) -> None:
     med = medians(data.points)
     ax.set_xlabel("T (time steps)")
     ax.set_ylabel(ylabel)
@@ -58,12 +58,12 @@ def _against_t(ax, data: Data, column: str, ylabel: str) -> None:
 
 
 @panel("peak tensor memory of one training step against T, per library (colour) and strategy (line style)")
-def training_peak_memory_T(ax, data: Data) -> None:
+def training_peak_memory_T(ax, data: PanelData) -> None:
     _against_t(ax, data, "step_peak_mb", "step peak memory (MB)")
 
 
 @panel("memory the forward pass keeps for the backward pass (held at its end) against T, per library and strategy")
-def training_kept_memory_T(ax, data: Data) -> None:
+def training_kept_memory_T(ax, data: PanelData) -> None:
     _against_t(ax, data, "kept_mb", "kept for backward (MB)")
 
 
@@ -83,7 +83,7 @@ def _references(ax) -> None:
     "each strategy's peak memory and speed-up relative to vanilla BPTT on the same point (one dot per n and T); "
     "stars: published ratios on other networks and GPUs (Liang et al. 2022, SpikingJelly memopt), references only"
 )
-def training_memory_tradeoff(ax, data: Data) -> None:
+def training_memory_tradeoff(ax, data: PanelData) -> None:
     rows = ratios(data.points)
     rows = rows[rows["strategy_id"] != "vanilla"] if not rows.empty else rows
     ax.set_xlabel("speed-up over vanilla (vanilla step time / step time)")
@@ -110,7 +110,7 @@ def training_memory_tradeoff(ax, data: Data) -> None:
 
 
 @panel("each strategy's peak memory relative to vanilla's against T (largest width per library)")
-def training_memory_ratio_T(ax, data: Data) -> None:
+def training_memory_ratio_T(ax, data: PanelData) -> None:
     rows = ratios(data.points)
     ax.set_xlabel("T (time steps)")
     ax.set_ylabel("peak memory / vanilla's")
