@@ -25,8 +25,8 @@ def draw(rng, scale=1.0, size=100):
 
 def flagged(point, members, alpha=ALPHA):
     row = {"mean": float(np.mean(point)), **ensemble.distances(point, members, None, ks)}
-    value, limit, logged = ensemble.offset(row, alpha)
-    assert logged  # positive rates: judged on the log scale
+    value, limit, scale = ensemble.offset(row, alpha)
+    assert scale == "glog"  # the members' standard errors are known: the generalized log
     return value > limit
 
 
@@ -46,8 +46,8 @@ def test_a_shifted_point_fails():
 
 def test_members_without_spread_give_no_limit():
     """Two members with the same mean (a small population's rate is a count) allow no spread: no limit, not zero."""
-    value, limit, logged = ensemble.offset({"mean": 0.5, "ensemble_means": [0.4, 0.4, 0.5], "ensemble_self": 2}, 0.05)
-    assert np.isnan(limit) and logged
+    value, limit, scale = ensemble.offset({"mean": 0.5, "ensemble_means": [0.4, 0.4, 0.5], "ensemble_self": 2}, 0.05)
+    assert np.isnan(limit) and scale == "log"
     same = 0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1  # equal means whose last bits differ
     assert np.isnan(ensemble.offset({"mean": 0.5, "ensemble_means": list(same)}, 0.05)[1])
 
@@ -60,15 +60,39 @@ def test_leave_one_out_and_prediction_limit():
     logs = np.log(values)
     half_width = scipy_stats.t.ppf(1 - 0.05 / 2, 3) * np.std(logs, ddof=1) * np.sqrt(1 + 1 / 4)
     row = {"mean": 100.0, "ensemble_means": [1.0, 2.0, 3.0, 4.0, 100.0], "ensemble_self": 4}
-    value, limit, logged = ensemble.offset(row, 0.05)
-    assert (value, limit, logged) == (pytest.approx(abs(np.log(100) - logs.mean())), pytest.approx(half_width), True)
+    # (a record validated before the members' standard errors were kept: the log scale)
+    value, limit, scale = ensemble.offset(row, 0.05)
+    assert (value, limit, scale) == (pytest.approx(abs(np.log(100) - logs.mean())), pytest.approx(half_width), "log")
     means = [row["ensemble_means"], [1.0, 2.0]]
-    value, limit, logged = ensemble.offsets([100.0, 1.0], means, [4, 0], [0.05, 0.05])
+    value, limit, scales = ensemble.offsets([100.0, 1.0], means, [4, 0], [0.05, 0.05])
     assert limit[0] == pytest.approx(half_width) and np.isnan(limit[1])  # one other member gives no spread
     # A mean at or below zero (a correlation) is judged on the means themselves.
-    value, limit, logged = ensemble.offset({"mean": 0.5, "ensemble_means": [-1.0, 1.0, 2.0]}, 0.05)
+    value, limit, scale = ensemble.offset({"mean": 0.5, "ensemble_means": [-1.0, 1.0, 2.0]}, 0.05)
     raw_width = scipy_stats.t.ppf(1 - 0.05 / 2, 2) * np.std([-1.0, 1.0, 2.0], ddof=1) * np.sqrt(1 + 1 / 3)
-    assert (value, limit, logged) == (pytest.approx(2 / 3 - 0.5), pytest.approx(raw_width), False)
+    assert (value, limit, scale) == (pytest.approx(2 / 3 - 0.5), pytest.approx(raw_width), "linear")
+
+
+def test_the_generalized_log_is_a_log_far_above_the_noise_and_linear_near_zero():
+    """asinh(x / c), c = GLOG_NOISE x the members' median standard error: a weak correlation (the multi-area
+    model's ~0.008, standard error ~0.004) that a log judged far off (a seed at 0.0002) is within the seeds'
+    spread; a tenfold rate with small standard errors is still off, as on the log scale."""
+    # INM-6's eight seeds of DP-5I's mean pairwise correlation (N = K = 0.01) and their standard errors; a
+    # `nest` seed at 0.0002
+    weak = [0.0185, 0.0071, 0.007, 0.0059, 0.0077, 0.0047, 0.0072, 0.0096]
+    sems = [0.0043, 0.0045, 0.0041, 0.0038, 0.0037, 0.0047, 0.0038, 0.0036]
+    row = {"mean": 0.0002, "ensemble_means": weak, "ensemble_sems": sems}
+    value, limit, scale = ensemble.offset(row, 0.05 / 762)
+    assert scale == "glog" and value < limit
+    assert (
+        ensemble.offset({**row, "ensemble_sems": None}, 0.05 / 762)[0]
+        > ensemble.offset({**row, "ensemble_sems": None}, 0.05 / 762)[1]
+    )  # the log scale judged it off
+    c = ensemble.GLOG_NOISE * float(np.median(sems))
+    assert value == pytest.approx(abs(np.arcsinh(0.0002 / c) - np.mean(np.arcsinh(np.array(weak) / c))))
+    rates = {"mean": 50.0, "ensemble_means": [5.0, 5.5, 4.8, 5.2], "ensemble_sems": [0.05] * 4}
+    value, limit, scale = ensemble.offset(rates, 0.05)
+    assert scale == "glog" and value > limit
+    assert value == pytest.approx(np.log(50.0) - np.mean(np.log([5.0, 5.5, 4.8, 5.2])), rel=1e-3)
 
 
 def population(rng, scale=1.0):

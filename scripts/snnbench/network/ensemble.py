@@ -4,8 +4,15 @@ A point's reference is an ensemble of runs of the reference simulator at the sam
 durations, one per seed (snnbench.network.references). For each population and statistic
 (snnbench.network.validation.STATISTICS: per-neuron rates, ISI CVs, pairwise correlations):
 
-- judged: the point's sample mean against the members' sample means, on the log scale where all are positive
-  (the seeds' means are right-skewed; their logs close to normal). It passes where the |difference| from the
+- judged: the point's sample mean against the members' sample means, on the generalized-log scale
+  asinh(x / c) (Durbin et al. 2002, Bioinformatics 18:S105; Huber et al. 2002, Bioinformatics 18:S96: a
+  variance-stabilizing transform for values with multiplicative and additive noise): logarithmic for means
+  well above c, linear near zero, c = GLOG_NOISE x the members' median standard error of their own sample
+  mean (the additive, sampling part of a run's noise). The seeds' means of rates, CVs and strong correlations
+  are right-skewed, a log close to normal; weak correlations (the multi-area model's, ~0.005 with a standard
+  error ~0.002) lie near zero, where a log made 5 of 8 correct `nest` runs differ from INM-6's. Records
+  validated before the members' standard errors were kept are judged on the log scale where all means are
+  positive (the rule before). It passes where the |difference| from the
   members' mean lies within the two-sided t prediction interval of one new run drawn as the members were:
   t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n), n the members (the point left out where it is one of them),
   a = `alpha` / the point's number of comparisons (Bonferroni over populations x statistics), so that
@@ -33,6 +40,10 @@ import math
 import numpy as np
 
 MIN_MEMBERS = 3  # a prediction interval needs a spread: at least two distances besides the point's own
+# c of the generalized log, in the members' standard errors of their means: about the half-width of a 95 %
+# interval of a run's own sampling noise. Chosen among 0.5, 1, 2 and 4 on PD14 (N = 0.05, 20 NEST seeds) and
+# the multi-area model (N = K = 0.01, 8 + 8 seeds), checked on data not used to choose it: docs/figures.md.
+GLOG_NOISE = 2.0
 
 
 def pairwise(samples: list[np.ndarray], distance) -> np.ndarray:
@@ -62,38 +73,48 @@ def others(distances: list, self_index: int | None) -> list:
     return [d for i, d in enumerate(distances) if i != self_index]
 
 
-def offset(row: dict, alpha_per_comparison: float) -> tuple[float, float, bool]:
-    """(the point's |difference| from the members, the largest allowed, whether on the log scale) of a row
-    (validate_point's, with `mean`, `ensemble_means` and `ensemble_self`), on the log scale where every mean
-    is positive (see `offsets`); NaN where the ensemble has too few members for a spread."""
+def offset(row: dict, alpha_per_comparison: float) -> tuple[float, float, str]:
+    """(the point's |difference| from the members, the largest allowed, the scale: `glog`, `log` or `linear`)
+    of a row (validate_point's, with `mean`, `ensemble_means`, `ensemble_sems` and `ensemble_self`; see
+    `offsets`); NaN where the ensemble has too few members for a spread."""
     rows = [row.get("mean")], [row.get("ensemble_means")], [row.get("ensemble_self")], [alpha_per_comparison]
-    judged, limit, logged = offsets(*rows)
-    return float(judged[0]), float(limit[0]), bool(logged[0])
+    judged, limit, scales = offsets(*rows, [row.get("ensemble_sems")])
+    return float(judged[0]), float(limit[0]), str(scales[0])
 
 
-def _scale(point, kept: list) -> tuple[float, list]:
-    """log of the point's and the members' sample means where all are positive, else the means themselves:
-    the seeds' means of rates, CVs and correlations are right-skewed (a network-wide synchrony of one seed
-    raises every pair's correlation), the logs of them close to normal (measured: `make bench-validation`)."""
-    if point is not None and math.isfinite(point) and point > 0 and all(v > 0 for v in kept):
-        return math.log(point), [math.log(v) for v in kept]
-    return (math.nan if point is None else float(point)), kept
+def _scale(point, kept: list, noise: float) -> tuple[float, list, str]:
+    """The point's and the members' sample means on the generalized-log scale asinh(x / noise) where the
+    members' noise is known (see the module's docstring), else on the log scale where all are positive (records
+    validated before), else as they are."""
+    value = math.nan if point is None else float(point)
+    if math.isfinite(noise) and noise > 0:
+        return math.asinh(value / noise), [math.asinh(v / noise) for v in kept], "glog"
+    if math.isfinite(value) and value > 0 and all(v > 0 for v in kept):
+        return math.log(value), [math.log(v) for v in kept], "log"
+    return value, kept, "linear"
 
 
-def offsets(points, ensemble_means, self_indexes, alphas) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _noise(sems, index) -> float:
+    """GLOG_NOISE x the members' median standard error of their mean (NaN where unknown)."""
+    kept = [d for d in others(sems if isinstance(sems, list) else [], index) if _finite(d)]
+    return GLOG_NOISE * float(np.median(kept)) if kept else math.nan
+
+
+def offsets(points, ensemble_means, self_indexes, alphas, ensemble_sems=None):
     """`offset` for many rows at once (collect judges thousands): the points' sample means, the rows'
-    ensemble_means lists, their ensemble_self (None or NaN where the point is no member) and levels per
-    comparison. The limit is the two-sided t prediction interval t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n) of the
-    n members' (log) means, the point left out where it is one of them."""
+    ensemble_means lists, their ensemble_self (None or NaN where the point is no member), levels per
+    comparison and the ensemble_sems lists (None where a row has none). Returns the |differences|, the limits
+    and the scales. The limit is the two-sided t prediction interval t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n) of
+    the n members' scaled means, the point left out where it is one of them."""
     from scipy import stats
 
-    judged, n, sd, logged = [], [], [], []
-    for point, values, self_index in zip(points, ensemble_means, self_indexes, strict=True):
+    ensemble_sems = [None] * len(points) if ensemble_sems is None else ensemble_sems
+    judged, n, sd, scales = [], [], [], []
+    for point, values, self_index, sems in zip(points, ensemble_means, self_indexes, ensemble_sems, strict=True):
         index = None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
         kept = [d for d in others(values if isinstance(values, list) else [], index) if _finite(d)]
-        value, scaled = _scale(point, kept)
-        logged.append(scaled is not kept)
-        kept = scaled
+        value, kept, scale = _scale(point, kept, _noise(sems, index))
+        scales.append(scale)
         n.append(len(kept))
         judged.append(abs(value - float(np.mean(kept))) if kept else math.nan)
         spread = float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan
@@ -107,7 +128,7 @@ def offsets(points, ensemble_means, self_indexes, alphas) -> tuple[np.ndarray, n
     # Members that agree exactly (a small population's rate is a count: two seeds can give the same one) give no
     # spread to judge by: the row falls back to the one-run rule instead of allowing nothing.
     limit = np.where(limit > 0, limit, math.nan)
-    return np.array(judged, dtype=float), limit, np.array(logged, dtype=bool)
+    return np.array(judged, dtype=float), limit, np.array(scales, dtype=object)
 
 
 def _finite(value) -> bool:
@@ -163,5 +184,7 @@ def distances(
         "n_ensemble": len(to_members),
         "ensemble_ks": [float(d) for d in leave_one_out(matrix)],
         "ensemble_means": [float(np.mean(r)) if len(r) else math.nan for r in runs],
+        # each run's standard error of its mean: the glog's additive noise (see `offsets`)
+        "ensemble_sems": [float(np.std(r, ddof=1) / math.sqrt(len(r))) if len(r) > 1 else math.nan for r in runs],
         "ensemble_self": index,
     }

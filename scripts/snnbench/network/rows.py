@@ -276,7 +276,7 @@ def finish_table(
         points["validation_problems"] = "not validated"
     points = _with_reference(add_efficiency(points), reference)
     # The ensemble's per-run values stay in validation.json (lists: not columns of a CSV).
-    long = long.drop(columns=[c for c in ("ensemble_ks", "ensemble_means") if c in long])
+    long = long.drop(columns=[c for c in ("ensemble_ks", "ensemble_means", "ensemble_sems") if c in long])
     if not long.empty:
         keys = ["experiment", "simulator", "shape", "neuron_scale", "seed", "path"]  # the rest: points.csv by path
         reference_point = pd.DataFrame(checks).set_index("path")["reference"]

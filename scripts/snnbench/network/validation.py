@@ -38,6 +38,8 @@ from snnbench.network import ensemble as ensemble_module
 from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
+# How a problem names the ensemble rule's judged value on each scale (snnbench.network.ensemble.offsets).
+MEASURES = {"glog": "glog mean off by", "log": "log mean off by", "linear": "mean off by"}
 UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
 
 
@@ -227,10 +229,9 @@ def judged(row: dict, tolerance: dict, comparisons: int) -> tuple[float, float, 
     (snnbench.network.ensemble); else the KS distance to the one reference run against sampling noise
     at `ks_alpha` / comparisons plus the fixed `ks_margin`."""
     if row.get("ensemble_means"):
-        value, limit, logged = ensemble_module.offset(row, tolerance["alpha"] / max(comparisons, 1))
+        value, limit, scale = ensemble_module.offset(row, tolerance["alpha"] / max(comparisons, 1))
         if not math.isnan(limit) and not math.isnan(value):
-            measure = "log mean off by" if logged else "mean off by"
-            return value, limit, measure, f"reference seeds (n={row['n_ensemble']})"
+            return value, limit, MEASURES[scale], f"reference seeds (n={row['n_ensemble']})"
     noise = ks_critical(tolerance["ks_alpha"] / max(comparisons, 1), row["n_neurons"], row["n_neurons_reference"])
     return row["ks_reference"], tolerance["ks_margin"][row["statistic"]] + noise, "KS", "reference"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.network import ensemble as ensemble_module
-from snnbench.network.validation import STATISTICS
+from snnbench.network.validation import MEASURES, STATISTICS
 
 
 def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
@@ -29,15 +29,16 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
         noise = np.where((n >= 1) & (m >= 1), critical * np.sqrt((n + m) / (n * m)), np.inf)
     one_run = compared["statistic"].map(tolerance["ks_margin"]).astype(float).to_numpy() + noise
     seeds, off = np.full(len(compared), np.nan), np.full(len(compared), np.nan)
-    logged = np.zeros(len(compared), dtype=bool)
+    scales = np.full(len(compared), "linear", dtype=object)
     has_ensemble = compared["ks_ensemble"].notna().to_numpy() & ("ensemble_means" in compared)
     if has_ensemble.any():
         part = compared[has_ensemble]
-        off[has_ensemble], seeds[has_ensemble], logged[has_ensemble] = ensemble_module.offsets(
+        off[has_ensemble], seeds[has_ensemble], scales[has_ensemble] = ensemble_module.offsets(
             part["mean"].tolist(),
             part["ensemble_means"].tolist(),
             part["ensemble_self"].tolist(),
             tolerance["alpha"] / count[has_ensemble],
+            part["ensemble_sems"].tolist() if "ensemble_sems" in part else None,
         )
     use = np.isfinite(seeds) & np.isfinite(off)
     compared["ks"] = compared["ks_ensemble"].where(compared["ks_ensemble"].notna(), compared["ks_reference"])
@@ -46,7 +47,7 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     counts = compared["n_ensemble"] if "n_ensemble" in compared else pd.Series(0, index=compared.index)
     seeds_text = "reference seeds (n=" + counts.fillna(0).astype(int).astype(str) + ")"
     compared["against"] = np.where(use, seeds_text, "reference")
-    compared["measure"] = np.where(use, np.where(logged, "log mean off by", "mean off by"), "KS")
+    compared["measure"] = np.where(use, pd.Series(scales).map(MEASURES).to_numpy(), "KS")
     compared["excess"] = compared["judged"] / compared["allowed"]
     return compared
 
