@@ -61,7 +61,7 @@ def test_each_preset_dry_runs_in_a_fresh_copy(dry_runs, preset):
     assert "This was a dry-run" in output and "Exception" not in output and "Traceback" not in output
 
 
-def test_a_multi_area_description_cut_short_is_named_and_the_dry_run_plans(workflow_copy):
+def test_a_multi_area_derive_cut_short_is_named_and_the_dry_run_plans(workflow_copy):
     """A dry run changes nothing: the description is named (a run sets it aside and derives it again)."""
     description = workflow_copy / DESCRIPTION
     description.parent.mkdir(parents=True)

@@ -6,7 +6,7 @@ chi_I = 2.0 onto inhibitory targets). beNNch's strong-scaling model.
 
 The network is data before it is a simulation: INM-6's code derives it once per (neuron and in-degree
 scale, state, simulated areas) into a description (rule describe_network in the model's own
-environment, snnbench.network.models.multi_area_description), and every builder reads that file:
+environment, snnbench.network.models.multi_area_derive), and every builder reads that file:
 
   populations[i]      area, pop, simulated, n (neurons), I_e (pA, the DC compensation), ext_poisson
                       {rate_total (spikes/s of one Poisson source for the population), weight (pA),
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.network.models.base import NetworkModel, Size, parameter_block
-from snnbench.network.models.multi_area_description import STATES
+from snnbench.network.models.multi_area_derive import STATES
 from snnbench.paths import NETWORK_DESCRIPTION
 from snnbench.records import inputs
 
@@ -144,7 +144,9 @@ class MultiArea(NetworkModel):
     dt_ms = DT_MS
     parameter_schema = PARAMETERS
     description_environment = "multi-area-model"
-    description_module = "snnbench.network.models.multi_area_description"
+    # Named in rule describe_network's params: renaming the module would derive every description again and
+    # rerun the points that read them.
+    description_module = "snnbench.network.models.multi_area_derive"
     reference_simulator = "nest-inm6"  # INM-6's own simulation of the same description
     figures = {"areas": ["area_rates", "rates_against_reference"]}  # snnbench.figures.areas
     # Its builders are the simulators' (nest, genn, genn-cpu, nest-inm6: snnbench.network.simulators).
@@ -208,5 +210,5 @@ class MultiArea(NetworkModel):
 
 
 # The smallest population of the full model (VIP-6I, neurons before int()): below 1 / this neuron scale
-# it has none. Read off the v1.2.0 description at full scale (snnbench.network.models.multi_area_description).
+# it has none. Read off the v1.2.0 description at full scale (snnbench.network.models.multi_area_derive).
 MIN_FULL_POPULATION = 1610.6

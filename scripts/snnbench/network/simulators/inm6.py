@@ -29,17 +29,17 @@ class Inm6Backend(NestRunPhases, Backend):
     library_package = "nest"
 
     def setup(self) -> None:
-        from snnbench.network.models import multi_area_description
+        from snnbench.network.models import multi_area_derive
 
         self.work = tempfile.TemporaryDirectory(prefix="snnbench-inm6-")
-        tree = multi_area_description.working_copy(Path(self.work.name))
+        tree = multi_area_derive.working_copy(Path(self.work.name))
         sys.path.insert(0, str(tree))
         import nest
         from multiarea_model import MultiAreaModel
 
         self.nest = nest
         params = multi_area.description_params(self.model)
-        spec = multi_area_description.model_spec(params, tree, list(multi_area.AREAS))
+        spec = multi_area_derive.model_spec(params, tree, list(multi_area.AREAS))
         res = self.spec["resources"]
         simulation = {
             "t_sim": self.model["t_presim_ms"] + self.model["t_sim_ms"],

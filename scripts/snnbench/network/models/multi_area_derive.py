@@ -1,5 +1,5 @@
 """The multi-area model's network description, derived by INM-6's own code (run, not copied): `python -m
-snnbench.network.models.multi_area_description PARAMS_JSON OUT_JSON` in the multi-area-model environment
+snnbench.network.models.multi_area_derive PARAMS_JSON OUT_JSON` in the multi-area-model environment
 (envs/multi-area-model.yaml), which keeps INM-6/multi-area-model v1.2.0 as a tree.
 
 INM-6's `MultiAreaModel(..., simulation=False)` derives the network from its anatomical data: areas,
