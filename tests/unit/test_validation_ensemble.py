@@ -213,3 +213,14 @@ def test_a_perturbation_changes_what_every_simulator_builds():
     assert np.array_equal(fewer.num_synapses[l4e], np.round(plain.num_synapses[l4e] * 0.9).astype(int))
     others = [i for i in range(len(pd14.POPULATIONS)) if i != l4e]
     assert np.array_equal(fewer.num_synapses[others], plain.num_synapses[others])
+
+
+def test_hpc_benchmarks_perturbation_scales_the_inhibition_only():
+    """hpc_benchmark.perturbation (validation's power): every inhibitory weight x f; excitation and drive stay."""
+    from snnbench.network.models import hpc_benchmark as hpc
+
+    params = {"neuron_scale": 0.2, "indegree_scale": 0.1}
+    plain, changed = hpc.network(params), hpc.network({**params, "perturbation": {"inhibition_scale": 0.9}})
+    assert plain.weight_inh_pA == hpc.derive(0.2, 0.1).weight_inh_pA
+    assert changed.weight_inh_pA == pytest.approx(0.9 * plain.weight_inh_pA)
+    assert (changed.weight_exc_pA, changed.external_rate_hz) == (plain.weight_exc_pA, plain.external_rate_hz)

@@ -1,6 +1,5 @@
 """`make bench-validation`: how often validation rejects a correct run (false positives) and how large a
-change of the network it catches (power), measured with real runs of PD14 (or hpc_benchmark: `--model`,
-false positives only, as its model has no perturbation) on NEST.
+change of the network it catches (power), measured with real runs of PD14 (or hpc_benchmark: `--model`) on NEST.
 
 A reference ensemble of `--seeds` NEST runs at one model size, and `--changed-seeds` runs of each deliberately
 changed network (pd14.perturbation: all weights x f, delays + 1 step, L4E's in-degrees x f). False positives:
@@ -26,7 +25,7 @@ from snnbench import planning
 from snnbench.jsonfile import read_json
 from snnbench.network import ensemble, execute, models, validation
 
-CHANGES = {
+CHANGES = {  # pd14.perturbation
     "weights x1.02": {"weight_scale": 1.02},
     "weights x1.05": {"weight_scale": 1.05},
     "weights x1.1": {"weight_scale": 1.1},
@@ -35,6 +34,13 @@ CHANGES = {
     "L4E in-degree x0.9": {"population_indegree": {"population": "L4E", "scale": 0.9}},
     "L4E in-degree x0.8": {"population_indegree": {"population": "L4E", "scale": 0.8}},
 }
+# hpc_benchmark.perturbation: the relative inhibition g
+HPC_CHANGES = {
+    "inhibition x0.95": {"inhibition_scale": 0.95},
+    "inhibition x0.9": {"inhibition_scale": 0.9},
+    "inhibition x0.8": {"inhibition_scale": 0.8},
+}
+
 # A second correct simulator judged against the NEST ensemble (its false positives): PyGeNN's CPU backend in
 # double precision. Not its iaf_psc_exp neuron: that one reads NEST's exported network with DC input, whose
 # seeds do not vary (no Poisson input), so it has no ensemble to be judged against.
@@ -142,17 +148,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--t-sim-ms", type=float, default=500.0)
     parser.add_argument("--seeds", type=int, default=20, help="reference ensemble size (leave-one-out judgements)")
     parser.add_argument("--changed-seeds", type=int, default=10, help="runs of each changed network")
-    parser.add_argument("--changes", default=",".join(CHANGES), help="which of: " + ", ".join(CHANGES))
+    known = f"{', '.join(CHANGES)} (pd14) or {', '.join(HPC_CHANGES)} (hpc_benchmark)"
+    parser.add_argument("--changes", help=f"which of: {known}; default: all of the model's")
     parser.add_argument("--second-seeds", type=int, default=10, help=f"runs of {SECOND['simulator']} (0: none)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
     args = parser.parse_args(argv)
-    chosen = [c.strip() for c in args.changes.split(",") if c.strip()] if args.model == "pd14" else []
+    changes = CHANGES if args.model == "pd14" else HPC_CHANGES
+    chosen = [c.strip() for c in (args.changes or ",".join(changes)).split(",") if c.strip()]
     if args.model != "pd14":  # the second simulator's config is PD14's (genn-cpu builds PD14 only)
         args.second_seeds = 0
     tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
     tasks += [(seed, SECOND["simulator"], None) for seed in range(1, args.second_seeds + 1)]
-    tasks += [(seed, name, CHANGES[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
+    tasks += [(seed, name, changes[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
     with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
         folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
     reference, second = folders[: args.seeds], folders[args.seeds :][: args.second_seeds]

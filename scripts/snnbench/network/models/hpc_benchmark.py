@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -107,6 +107,15 @@ def derive(neuron_scale: float, indegree_scale: float) -> Network:
     )
 
 
+def network(params: dict) -> Network:
+    """What every simulator builds for a point's parameters: derive(), then the deliberate change of
+    `perturbation` where the experiment asks for one (validation's power, make bench-validation): every
+    inhibitory weight times `inhibition_scale` (the excitatory ones and the drive stay)."""
+    net = derive(params["neuron_scale"], params["indegree_scale"])
+    scale = (params.get("perturbation") or {}).get("inhibition_scale", 1.0)
+    return replace(net, weight_inh_pA=net.weight_inh_pA * scale)
+
+
 # The E->E weight distribution in the record: counts of w / w_initial in these bins (values
 # outside land in the end bins), the same for every rank and simulator so that they add up.
 WEIGHT_BINS_RELATIVE = np.linspace(0.0, 2.0, 401)
@@ -155,6 +164,19 @@ PARAMETERS = parameter_block(
     indegree_scale="Fraction of the 9 000 + 2 250 inputs per neuron; weights x 1/indegree_scale keep the mean.",
     inputs={"poisson": "one Poisson input per neuron"},
     t_presim_ms={"description": "Presimulation, ms (beNNch: 500)."},
+    perturbation={
+        "description": "A deliberate change of the model, to measure what validation detects (its power; make "
+        "bench-validation). Unset: the model as NEST's example has it.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "inhibition_scale": {
+                "description": "Every inhibitory weight times this (the relative inhibition g).",
+                "type": "number",
+                "exclusiveMinimum": 0,
+            },
+        },
+    },
 )
 
 # Memory per neuron and per synapse: PD14's measured figures (snnbench.network.models.pd14),

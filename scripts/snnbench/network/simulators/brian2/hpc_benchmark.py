@@ -78,7 +78,7 @@ class HpcBenchmarkBrian2(Brian2Backend):
     dt_ms = hpc.DT_MS
 
     def derive_network(self) -> hpc.Network:
-        return hpc.derive(self.model["neuron_scale"], self.model["indegree_scale"])
+        return hpc.network(self.model)
 
     def create(self) -> None:
         b2, net, P = self.b2, self.net, hpc.NEURON

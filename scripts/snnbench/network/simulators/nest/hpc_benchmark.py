@@ -28,7 +28,7 @@ def synapse_variant(num_neurons: int, virtual_processes: int) -> str:
 class HpcBenchmarkNest(NestBackend):
     def setup(self) -> None:
         self.start_kernel(hpc.DT_MS)
-        self.net = hpc.derive(self.model["neuron_scale"], self.model["indegree_scale"])
+        self.net = hpc.network(self.model)
 
     def create(self) -> None:
         nest, net = self.nest, self.net
