@@ -228,7 +228,7 @@ def test_nest_before_3_9_reports_its_build_through_slis_statusdict():
     (3.9 on), else the version and SLI's statusdict (3.8's tree), keys it lacks left out."""
     from types import SimpleNamespace
 
-    from snnbench.network.simulators.nest import build_info
+    from snnbench.network.simulators.nest_kernel import build_info
 
     status = {"have_mpi": False, "threading": "openmp", "built": "Nov 27 2026"}
 

@@ -27,11 +27,11 @@ from snnbench.environments import builds, sources
 from snnbench.paths import REPO
 
 # Run in the new environment, with this checkout's snnbench on the path: the simulator's own account of itself
-# (PyNEST's build_info, or SLI's statusdict before NEST 3.9: snnbench.network.simulators.nest.build_info).
+# (PyNEST's build_info, or SLI's statusdict before NEST 3.9: snnbench.network.simulators.nest_kernel.build_info).
 PROBE = """
 import json, sys
 import nest
-from snnbench.network.simulators.nest import build_info
+from snnbench.network.simulators.nest_kernel import build_info
 keep = ("version", "have_mpi", "mpiexec", "threads_model", "host", "hostos", "hostcpu", "built", "prefix")
 info = {k: v for k, v in build_info(nest).items() if k in keep}
 with open(sys.argv[1], "w") as f:

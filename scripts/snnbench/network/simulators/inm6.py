@@ -20,8 +20,7 @@ import numpy as np
 
 from snnbench.network.models import multi_area
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest import build_info
-from snnbench.network.simulators.nest_kernel import NestRunPhases
+from snnbench.network.simulators.nest_kernel import NestRunPhases, build_info
 
 
 class Inm6Backend(NestRunPhases, Backend):

@@ -38,8 +38,7 @@ import numpy as np
 
 from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest import build_info
-from snnbench.network.simulators.nest_kernel import kernel_timers
+from snnbench.network.simulators.nest_kernel import build_info, kernel_timers
 
 # What the record says about PyNN's NEST extension when it is not loaded.
 EXTENSIONS_NOT_BUILT = (

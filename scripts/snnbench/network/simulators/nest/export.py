@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.network.models import pd14_exported
-from snnbench.network.simulators.nest import build_info
 from snnbench.network.simulators.nest.pd14 import NestBackend
+from snnbench.network.simulators.nest_kernel import build_info
 
 
 def draw(params: dict) -> tuple[NestBackend, pd14_exported.ExportedNetwork]:

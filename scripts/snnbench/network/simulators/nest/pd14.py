@@ -6,8 +6,7 @@ import numpy as np
 
 from snnbench.network.models import pd14, pd14_exported
 from snnbench.network.simulators.base import Backend, RankOutput
-from snnbench.network.simulators.nest import build_info
-from snnbench.network.simulators.nest_kernel import NestRunPhases
+from snnbench.network.simulators.nest_kernel import NestRunPhases, build_info
 
 # A model's neuron parameters (NEURON in its module, with units in the names) by NEST's names.
 NEST_NAMES = {
