@@ -59,6 +59,11 @@ def test_the_multi_area_run_at_54_spikes_per_s_is_plausible_by_its_theory():
     assert activity.verdict(run, BOUNDS, None)["plausible"] is False  # the fixed ceiling's false alarm
     judged = activity.verdict(run, bounds, None, (), 0.3)
     assert judged["plausible"] is True and judged["bounds"]["source"] == "model"
+    # The theory is a ceiling only: INM-6's own V1 + V2 run at N = K = 0.01 fires V1-23E at 0.32-0.39 spikes/s
+    # against the theory's 12.8 (the floor stays the config's).
+    assert bounds["min_rate_hz"] == BOUNDS["min_rate_hz"]
+    quiet = stats_of({"STPp-4E": 30.0, "STPp-23E": 2.0, "V1-23E": 0.32}, neurons=160)
+    assert activity.verdict(quiet, bounds, None, (), 0.3)["plausible"] is True
 
 
 def test_a_floor_is_judged_only_where_a_count_could_reach_it():

@@ -21,9 +21,10 @@ Why the factors (measured, not assumed): the largest excursions of correct runs 
 here are PD14 at K = 1 and N = 0.005-0.02, in-degrees deliberately not compensated, at 2.8 x the highest
 published rate (L23I 24.2 against L5I 8.63 spikes/s; docs/same-network.md), and the multi-area model at N = K
 = 0.01, 1.29 x its theory's highest (54.0 against 41.9); a ceiling of 4 x covers both, while a network in
-runaway excitation fires near 1 / t_ref (500 spikes/s for PD14). The multi-area model's lowest simulated rate
-at N = K = 0.025 is 0.88 spikes/s against its theory's lowest 4.8 (5.5 x below; docs/multi_area.md), hence a
-floor of 1 / 10. Seeds of one simulator spread by a few percent (PD14 L5E over ten seeds 6.07-6.84 spikes/s),
+runaway excitation fires near 1 / t_ref (500 spikes/s for PD14). The floor, 1 / 10 of the lowest rate, is
+PD14's (its published rates are of the size the point runs, or full scale); the multi-area model's theory is a
+ceiling only (`upper_only`), as down-scaled runs, INM-6's own included, fire far below it (35 x at N = K = 0.01
+with V1 and V2 simulated). Seeds of one simulator spread by a few percent (PD14 L5E over ten seeds 6.07-6.84 spikes/s),
 so 2 x the ensemble's highest rate is a saturation, not a seed; how far a point's statistics may lie from the
 seeds' is the validation's question (snnbench.network.ensemble), not this one's.
 
