@@ -70,6 +70,17 @@ def from_model(config: dict, facts: dict | None) -> dict:
     return {**bounds, "basis": basis}
 
 
+def judged(network_model, model: dict, stats: list[dict], results: dict, bounds: dict, reference) -> tuple[dict, tuple]:
+    """A point's activity verdict as execute writes it and collect judges it again: the model's own problems,
+    bounds from the model's rates (from_model, on the config's `bounds`), the published rates `reference`, over
+    the measured window. Returns the verdict and its inputs (what activity_ensemble.rejudge judges again where
+    the point has a reference ensemble)."""
+    problems = network_model.activity_problems(model, stats, results)
+    resolved = from_model(bounds, network_model.activity_rates(model, results))
+    inputs = (stats, resolved, reference, problems, model["t_sim_ms"] * 1e-3)
+    return activity.verdict(*inputs), inputs
+
+
 def ensemble_problems(model: dict, members: list[list[dict]], duration_s: float, published: tuple | None) -> list:
     """What makes a reference ensemble unfit to set bounds: a member implausible under the model's bounds, or
     (where the model publishes rates for the size) the members' mean rate of a population more than

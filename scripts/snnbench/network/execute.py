@@ -134,11 +134,9 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
             model["t_sim_ms"],
             network_model.populations_of(model),
         )
-        model_problems = network_model.activity_problems(model, stats, model_results)
         # Bounds from the model's own rates where it has them (snnbench.network.activity_bounds).
-        resolved = activity_bounds.from_model(bounds, network_model.activity_rates(model, model_results))
         reference = network_model.reference_rates(model)
-        verdict = activity.verdict(stats, resolved, reference, model_problems, t_sim_s)
+        verdict, _ = activity_bounds.judged(network_model, model, stats, model_results, bounds, reference)
         populations = stats
     else:
         verdict, populations = (

@@ -13,7 +13,6 @@ import pandas as pd
 
 from snnbench.environments import builds
 from snnbench.network import (
-    activity,
     activity_bounds,
     activity_ensemble,
     binding,
@@ -133,14 +132,12 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         reference = _reference_rates(
             spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
         )
-        # The model's own checks too (as when the record was written), with the current bounds: the model's
-        # where it has rates (snnbench.network.activity_bounds), the reference ensemble's in finish_table.
+        # Judged as when the record was written, with the current bounds: the model's where it has rates
+        # (snnbench.network.activity_bounds), the reference ensemble's in finish_table.
         results = rec.get("model_results") or {}
-        model_problems = network_model.activity_problems(model, rec["populations"], results)
-        resolved = activity_bounds.from_model(bounds, network_model.activity_rates(model, results))
-        duration_s = model["t_sim_ms"] * 1e-3
-        verdict = activity.verdict(rec["populations"], resolved, reference, model_problems, duration_s)
-        row[ACTIVITY_INPUTS] = (rec["populations"], resolved, reference, model_problems, duration_s)
+        verdict, row[ACTIVITY_INPUTS] = activity_bounds.judged(
+            network_model, model, rec["populations"], results, bounds, reference
+        )
         for pop in rec["populations"]:
             row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
             row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
