@@ -27,6 +27,13 @@ POINT = RESULTS + "/{experiment}/{point}"
 FIELD = re.compile(r"\{(\w+)\}")
 
 
+def scripts_on_path(environ: dict[str, str]) -> dict[str, str]:
+    """environ with this checkout's scripts/ first on PYTHONPATH (its snnbench imports in an environment
+    that does not install it), no empty entry left (one would put the working directory on the path)."""
+    paths = (str(REPO / "scripts"), environ.get("PYTHONPATH"))
+    return {**environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
 # What a copy of a checkout leaves out at its top (environments, run data, Snakemake's state, git) and
 # anywhere (caches). At the top only: scripts/snnbench/results is a package, not run data.
 NOT_COPIED_AT_TOP = (".venv*", ".snakemake", RESULTS, "logs", "benchmarks", "networks", ".git")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from snnbench import environments
 from snnbench.environments import builds, sources
-from snnbench.paths import REPO
+from snnbench.paths import REPO, scripts_on_path
 
 # Run in the new environment, with this checkout's snnbench on the path: the simulator's own account of itself
 # (PyNEST's build_info, or SLI's statusdict before NEST 3.9: snnbench.network.simulators.nest_kernel.build_info).
@@ -167,7 +167,7 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
     }
     if "environment" not in build:  # a simulator build: the simulator's own account of itself
         probe = prefix / "simulator.json"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "scripts"), os.environ.get("PYTHONPATH", "")]))
+        env = scripts_on_path(dict(os.environ))
         done = subprocess.run([python, "-c", PROBE, str(probe)], capture_output=True, text=True, timeout=300, env=env)
         if done.returncode != 0:  # the import's own last line says why (a missing library, an ABI mismatch)
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]

@@ -25,7 +25,7 @@ from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, activity_bounds, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
-from snnbench.paths import REPO
+from snnbench.paths import scripts_on_path
 from snnbench.records import identity, provenance, record
 from snnbench.run import supervise
 from snnbench.run.supervise import (
@@ -49,8 +49,7 @@ def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
         environ, loaded = lmod.load(build)
     except lmod.ModulesError as error:
         raise PointFailed(f"build {build['name']}: {error}") from None
-    environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "scripts"), environ.get("PYTHONPATH")) if p)
-    return environ, loaded
+    return scripts_on_path(environ), loaded
 
 
 def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | None = None) -> list[str]:
