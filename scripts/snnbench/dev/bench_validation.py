@@ -129,7 +129,7 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
         for j in range(len(reference))
     ]
     lines.append({"runs": "reference seeds (leave-one-out)", "n": len(fp), "statistics": fp, "rates": fp_rates})
-    for name, folders in changed.items():  # the second simulator's runs first: a false positive where flagged
+    for name, folders in changed.items():  # the second simulator's runs: a false positive where flagged
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
         found = [flagged(s, members, None, tolerance, min_samples, matrices) for s in stats]
         differ = [
@@ -156,17 +156,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     changes = CHANGES if args.model == "pd14" else HPC_CHANGES
     chosen = [c.strip() for c in (args.changes or ",".join(changes)).split(",") if c.strip()]
-    if args.model != "pd14":  # the second simulator's config is PD14's (genn-cpu builds PD14 only)
-        args.second_seeds = 0
+    second_seeds = args.second_seeds if args.model == "pd14" else 0  # its config is PD14's (genn-cpu builds PD14)
     tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
-    tasks += [(seed, SECOND["simulator"], None) for seed in range(1, args.second_seeds + 1)]
+    tasks += [(seed, SECOND["simulator"], None) for seed in range(1, second_seeds + 1)]
     tasks += [(seed, name, changes[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
     with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
         folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
-    reference, second = folders[: args.seeds], folders[args.seeds :][: args.second_seeds]
-    rest = folders[args.seeds + args.second_seeds :]
-    changed = {f"{SECOND['simulator']} (correct)": second} if second else {}
-    changed |= {name: rest[i * args.changed_seeds :][: args.changed_seeds] for i, name in enumerate(chosen)}
+    runs: dict[str, list[Path]] = {}  # in the tasks' order: the second simulator first, then the changes
+    for (_, name, _), folder in zip(tasks, folders, strict=True):
+        runs.setdefault(name, []).append(folder)
+    reference = runs.pop("reference")
+    changed = {f"{name} (correct)" if name == SECOND["simulator"] else name: found for name, found in runs.items()}
     print(
         f"{args.model} on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
         f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"
