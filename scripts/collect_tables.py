@@ -11,6 +11,7 @@ points, ranks, validation = collect_tables(
     inputs.benchmarks,
     inputs.collected,
     snakemake.params.tolerance,  # noqa: F821
+    inputs.context,
 )
 write_table(points, snakemake.output.points)  # noqa: F821
 write_table(ranks, snakemake.output.ranks)  # noqa: F821

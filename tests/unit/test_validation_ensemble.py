@@ -166,19 +166,26 @@ def test_one_reference_names_validation_agreement_and_figures():
     from snnbench.network.rows import finish_table
 
     exp = experiment(simulators=["brian2-cpp", "nest"], seeds=[1, 2, 3], validation={"seeds": 5})
-    cfg = validated(exp)
+    config = {"experiments": [exp]}
+    campaign = planning.plan(config)
     family = Network("pd14")
-    specs = planning.expand_points(cfg["experiments"][0])
-    assert family.validation_reference(cfg["experiments"][0]) == "nest"
-    # The ensemble's seeds the experiment lacks are points of nest alone, at its first shape.
-    extra = [s for s in specs if s["seed"] > 3]
-    assert extra and {s["simulator"] for s in extra} == {"nest"} and {s["seed"] for s in extra} == {4, 5}
-    reference_simulators = {spec["experiment"]: family.validation_reference(cfg["experiments"][0]) for spec in specs}
-    ensembles = references.ensemble_index(specs, None, reference_simulators)
+    assert family.validation_reference(config["experiments"][0]) == "nest"
+    # validation.seeds: a shared ensemble, an experiment of nest alone at the first shape, seeds 1..5.
+    ((name, wanted),) = campaign.shared.values()
+    members = sorted(campaign.points_of(name).values(), key=lambda s: s["seed"])
+    assert name.startswith(references.ENSEMBLE_PREFIX + "pd14-") and wanted == 5
+    assert {s["simulator"] for s in members} == {"nest"} and [s["seed"] for s in members] == [1, 2, 3, 4, 5]
+    assert {s["resources"]["virtual_processes"] for s in members} == {1}
+    specs = list(campaign.points_of("unit").values())
+    ensembles = campaign.ensembles
     brian2 = next(s["path"] for s in specs if s["simulator"] == "brian2-cpp")
-    assert [p.split("/")[2] for p in ensembles[brian2]] == ["nest"] * 5
-    assert [p.rsplit("seed", 1)[1] for p in ensembles[brian2]] == ["1", "2", "3", "4", "5"]
-    assert references.reference_index(specs, None, reference_simulators)[brian2] == ensembles[brian2][0]
+    assert ensembles[brian2] == [s["path"] for s in members]
+    # The experiment's own nest run at that shape and seed is one of the members: left out of its ensemble.
+    own = next(
+        s for s in specs if s["simulator"] == "nest" and s["seed"] == 2 and s["resources"]["threads_per_rank"] == 1
+    )
+    assert [p.rsplit("seed", 1)[1] for p in ensembles[own["path"]]] == ["1", "3", "4", "5"]
+    assert campaign.context_points("unit") == sorted(s["path"] for s in members)
 
     rows = []
     for spec in specs:

@@ -3,6 +3,7 @@ rule collect_experiment:
         records=get_experiment_records,
         benchmarks=get_experiment_benchmarks,
         collected=get_experiment_collected,
+        context=get_experiment_context,
     output:
         points="results/{experiment}/points.csv",
         ranks="results/{experiment}/ranks.csv",

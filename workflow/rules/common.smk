@@ -240,6 +240,14 @@ def get_experiment_collected(wildcards):
     return [f"{path}/{name}" for path in _experiment_points(wildcards.experiment) for name in names]
 
 
+def get_experiment_context(wildcards):
+    """Records and collected files of other experiments' points that judging this one reads (a shared
+    reference ensemble's members): read by collect, left out of its tables."""
+    names = FAMILY[wildcards.experiment].collected
+    points = CAMPAIGN.context_points(wildcards.experiment)
+    return [f"{path}/{name}" for path in points for name in ("record.json", *names)]
+
+
 def get_experiment_benchmarks(wildcards):
     return [paths.point_benchmark(path) for path in _experiment_points(wildcards.experiment)]
 

@@ -71,6 +71,17 @@ class Network(Family):
         simulators = experiment["simulators"]
         if len(set(simulators)) != len(simulators):
             problems.append(f"{where}: simulators must not repeat: {simulators}")
+        if experiment["name"].startswith(references.ENSEMBLE_PREFIX):
+            problems.append(
+                f"{where}: names starting {references.ENSEMBLE_PREFIX!r} are the shared reference ensembles' "
+                "(validation.seeds): choose another name"
+            )
+        validation = experiment.get("validation", {})
+        if validation.get("reference") not in (None, *simulators) and not validation.get("seeds"):
+            problems.append(
+                f"{where}: validation.reference {validation['reference']!r} is not among its simulators "
+                f"({', '.join(simulators)}): list it, or set validation.seeds to use a shared ensemble of its seeds"
+            )
         unbuilt = [s for s in simulators if simulator_registry.builder(s, self.name) is None]
         if unbuilt:
             problems.append(
@@ -142,29 +153,17 @@ class Network(Family):
                 spec["race"] = race.spec_fields(experiment)
             spec["path"] = self.point_dir(spec)
             points.append(spec)
-        return points + self._ensemble_points(experiment, points)
+        return points
 
     def validation_reference(self, experiment: dict) -> str:
         """The simulator this experiment's points are validated and compared against (snnbench.network.references)."""
         return references.reference_simulator(experiment, self.model.reference_simulator)
 
-    def _ensemble_points(self, experiment: dict, points: list[dict]) -> list[dict]:
-        """The reference ensemble's seeds the experiment lacks (`validation.seeds`: seeds 1..N of the
-        reference simulator at its first shape, the fewest virtual processes), as points of the experiment."""
-        wanted = experiment.get("validation", {}).get("seeds", 0)
+    def shared_experiment(self, experiment: dict) -> dict | None:
+        """The reference ensemble asked for by `validation.seeds` (snnbench.network.references.ensemble_experiment):
+        the reference simulator's seeds 1..N of the unchanged model at the experiment's first shape."""
         reference = self.validation_reference(experiment)
-        candidates = [p for p in points if p["simulator"] == reference]
-        if not wanted or not candidates:
-            return []
-        first = min(candidates, key=lambda p: (p["resources"]["virtual_processes"], p["seed"]))
-        extra = []
-        for seed in range(1, wanted + 1):
-            if seed in experiment["seeds"]:
-                continue
-            spec = {**first, "seed": seed, "resources": dict(first["resources"]), "model": dict(first["model"])}
-            spec["path"] = self.point_dir(spec)
-            extra.append(spec)
-        return extra
+        return references.ensemble_experiment(experiment, self.name, reference, self.expand)
 
     def point_fields(self, spec: dict) -> dict:
         model = spec["model"]

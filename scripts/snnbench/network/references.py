@@ -1,17 +1,66 @@
 """Which runs each point's spikes are compared with, chosen from the config alone before
 anything ran (the workflow's DAG asks per point, so the indexes are built once): the reference
 simulator (one per experiment, for validation, rate agreement, the spike match and the figures), the
-reference run and ensemble, the point's other seeds, and the points whose distributions the figures show."""
+reference run and ensemble, the point's other seeds, and the points whose distributions the figures show.
+
+An experiment's reference ensemble is, by default, its own reference simulator's seeds. With
+`validation.seeds: N` it is a shared one (ensemble_experiment): an experiment of its own, named by its
+content (results/ensemble-<model>-<digest>/), holding the reference simulator's seeds 1..N of the unchanged
+model at the experiment's first shape. Every experiment of any config that asks for the same reference,
+model, size, input, durations and shape derives the same name, so the ensemble is run once and found by all.
+"""
 
 from __future__ import annotations
 
 import json
 
 from snnbench.environments.builds import label
+from snnbench.hashing import canonical_hash
+
+ENSEMBLE_PREFIX = "ensemble-"  # the shared ensembles' experiment names: ensemble-<model>-<digest>
+CHANGES = ("perturbation",)  # model keys a reference ensemble leaves out: it is of the model as published
 
 
-def _model_key(spec: dict) -> str:
-    return json.dumps(spec["model"], sort_keys=True)
+def _model_key(spec: dict, drop: tuple[str, ...] = ()) -> str:
+    return json.dumps({k: v for k, v in spec["model"].items() if k not in drop}, sort_keys=True)
+
+
+def run_key(spec: dict) -> str:
+    """What makes two points one run, wherever they are stored: the spec without its experiment and path."""
+    return json.dumps({k: v for k, v in spec.items() if k not in ("experiment", "path")}, sort_keys=True)
+
+
+def _shape_order(spec: dict):
+    res = spec["resources"]
+    return (res["virtual_processes"], res["nodes"], res["ranks"], spec["seed"])
+
+
+def ensemble_experiment(experiment: dict, model_name: str, reference: str, expand) -> dict | None:
+    """The shared reference ensemble `validation.seeds: N` asks for, as an experiment (None without it):
+    the reference simulator's seeds 1..N at the experiment's first shape (fewest virtual processes), of
+    the model without its changes (CHANGES), named ensemble-<model>-<digest of its points' spec>. expand:
+    the family's (experiment -> specs)."""
+    wanted = experiment.get("validation", {}).get("seeds")
+    if not wanted:
+        return None
+    first = min(expand({**experiment, "seeds": experiment["seeds"][:1]}), key=_shape_order)["resources"]
+    shape = {key: [first[key]] for key in ("nodes", "ranks_per_node", "threads_per_rank")}
+    shared = {k: v for k, v in experiment.items() if k not in ("race", "description")}
+    shared.update(
+        simulators=[reference],
+        resources={**experiment["resources"], **shape},
+        seeds=list(range(1, wanted + 1)),
+        validation={"reference": reference},
+    )
+    shared[model_name] = {k: v for k, v in experiment[model_name].items() if k not in CHANGES}
+    one = expand({**shared, "name": ENSEMBLE_PREFIX, "seeds": [1]})[0]
+    digest = canonical_hash({k: v for k, v in one.items() if k not in ("experiment", "path", "seed")})[:10]
+    shared["name"] = f"{ENSEMBLE_PREFIX}{model_name}-{digest}"
+    shared["description"] = (
+        f"Reference ensemble: {reference}'s seeds of the model at one shape, shared by every experiment that asks "
+        "for it (validation.seeds)."
+    )
+    return shared
 
 
 def reference_simulator(experiment: dict, model_default: str) -> str:
@@ -49,11 +98,16 @@ def reference_index(
 
 
 def ensemble_index(
-    points: list[dict], simulators: dict[str, list[str]] | None = None, references: dict[str, str] | None = None
+    points: list[dict],
+    simulators: dict[str, list[str]] | None = None,
+    references: dict[str, str] | None = None,
+    shared: dict[str, tuple[str, int]] | None = None,
 ) -> dict[str, list[str]]:
     """The reference ensemble of each point (point path -> paths, the reference run first): the
     reference run's seeds, that is the same experiment's points of the reference simulator, shape and
-    model, in seed order."""
+    model, in seed order. shared: experiment -> (its shared ensemble's experiment, seeds wanted): the
+    points of the unchanged model take that ensemble's seeds 1..N instead, less the member that is
+    the point's own run."""
     if simulators is None:
         simulators = {}
         for p in points:
@@ -70,6 +124,15 @@ def ensemble_index(
         same = [p for p in members if label(p) == label(reference) and p["resources"] == reference["resources"]]
         ensemble = [p["path"] for p in sorted(same, key=lambda p: p["seed"])]
         index.update({p["path"]: ensemble for p in members})
+    for experiment, (name, wanted) in (shared or {}).items():
+        members = sorted((p for p in points if p["experiment"] == name and p["seed"] <= wanted), key=_shape_order)
+        members = [m for m in members if members and label(m) == label(members[0])]  # one build of the reference
+        if not members:
+            continue
+        model = _model_key(members[0])
+        for p in points:
+            if p["experiment"] == experiment and _model_key(p, CHANGES) == model:
+                index[p["path"]] = [m["path"] for m in members if run_key(m) != run_key(p)]
     return index
 
 

@@ -284,9 +284,13 @@ def finish_table(
 def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
     """Each experiment's reference simulator in `validation_reference` (the one its validation named,
     else `default`), its rate agreement and spike match with it."""
+    stored = points["experiment"]
+    if "context_for" in points:  # a shared ensemble's runs count as the experiment's reference seeds here
+        points = points.assign(experiment=points["context_for"].where(points["context_for"].notna(), stored))
     parts = []
     for _, part in points.groupby("experiment", sort=False, dropna=False):
         reference = rate_agreement.reference_of(part, default)
         part = part.assign(validation_reference=reference)
         parts.append(same_network.add_spike_match(rate_agreement.add_agreement(part, reference), reference))
-    return pd.concat(parts).loc[points.index] if parts else points.assign(validation_reference=default)
+    joined = pd.concat(parts).loc[points.index] if parts else points.assign(validation_reference=default)
+    return joined.assign(experiment=stored)

@@ -130,6 +130,8 @@ class Campaign:
         self.family = {name: families.of_experiment(experiment) for name, experiment in self.experiments.items()}
         self.used_families = {family.name: family for family in self.family.values()}
         figured = config["figures"]["experiments"] or list(self.experiments)
+        # Experiments shared between configured ones (reference ensembles): experiment -> (shared one, its seeds).
+        self.shared = self._add_shared_experiments()
         self.figure_experiments = figured
         self.figures = {
             name: (self.family[name].figures(config) if name in figured else {}) for name in self.experiments
@@ -146,6 +148,23 @@ class Campaign:
         }
         self._points_of: dict[str, dict[str, dict]] = {}
         self._points_of_seed: dict[tuple[str, int], dict[str, dict]] = {}
+
+    def _add_shared_experiments(self) -> dict[str, tuple[str, int]]:
+        """Add the experiments the configured ones share (snnbench.run.family.Family.shared_experiment) to
+        the config, once each: two that derive one name share its points, its seeds the union of theirs."""
+        shared = {}
+        for name in list(self.experiments):
+            derived = self.family[name].shared_experiment(self.experiments[name])
+            if derived is None:
+                continue
+            known = self.experiments.get(derived["name"])
+            if known is None:
+                self.experiments[derived["name"]] = known = derived
+                self.config["experiments"].append(derived)  # time limits and build labels are read from there
+                self.family[derived["name"]] = self.family[name]
+            known["seeds"] = sorted(set(known["seeds"]) | set(derived["seeds"]))
+            shared[name] = (derived["name"], len(derived["seeds"]))
+        return shared
 
     # --- checks the schema cannot make across keys
     def figure_problems(self) -> list[str]:
@@ -210,10 +229,8 @@ class Campaign:
             return {path: spec for path, spec in self._points_of[experiment].items() if spec["seed"] == seed}
         key = (experiment, seed)
         if key not in self._points_of_seed:
-            # A seed of the reference ensemble alone (validation.seeds) is expanded beside one of the experiment's.
             config = self.experiments[experiment]
-            base = [seed] if seed in config["seeds"] else config["seeds"][:1]
-            specs = experiments.expand_points({**config, "seeds": base})
+            specs = experiments.expand_points({**config, "seeds": [seed]}) if seed in config["seeds"] else []
             self._points_of_seed[key] = {spec["path"]: spec for spec in specs if spec["seed"] == seed}
         return self._points_of_seed[key]
 
@@ -232,9 +249,7 @@ class Campaign:
         seed = SEED.search(point)
         if experiment not in self.experiments or seed is None:
             return None
-        config = self.experiments[experiment]
-        ensemble = range(1, config.get("validation", {}).get("seeds", 0) + 1)  # the reference's seeds (validation)
-        if int(seed.group(1)) not in config["seeds"] and int(seed.group(1)) not in ensemble:
+        if int(seed.group(1)) not in self.experiments[experiment]["seeds"]:
             return None
         return self.points_of_seed(experiment, int(seed.group(1))).get(paths.point_path(experiment, point))
 
@@ -309,13 +324,16 @@ class Campaign:
         return {name: self.family[name].validation_reference(self.experiments[name]) for name in names}
 
     @cached_property
-    def references(self) -> dict[str, str]:
-        return references.reference_index(self._validated, None, self.reference_simulators)
-
-    @cached_property
     def ensembles(self) -> dict[str, list[str]]:
         """Each validated point's reference ensemble (the reference run first)."""
-        return references.ensemble_index(self._validated, None, self.reference_simulators)
+        return references.ensemble_index(self._validated, None, self.reference_simulators, self.shared)
+
+    def context_points(self, experiment: str) -> list[str]:
+        """Points of other experiments that judging this one's reads (its shared ensemble's members):
+        collect reads their records beside its own and leaves their rows out of its tables."""
+        own = self.points_of(experiment)
+        members = (m for path in own for m in self.ensembles.get(path, ()))
+        return sorted({m for m in members if m not in own})
 
     @cached_property
     def seed_peers(self) -> dict[str, list[str]]:

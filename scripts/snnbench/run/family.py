@@ -40,6 +40,11 @@ class Family:
         """The experiment's points (specs), each with its `path`."""
         raise NotImplementedError
 
+    def shared_experiment(self, experiment: dict) -> dict | None:
+        """An experiment the workflow derives from this one and shares with every experiment that derives
+        the same (a reference ensemble of seeds, named by its content), or None."""
+        return None
+
     def point_fields(self, spec: dict) -> dict:
         raise NotImplementedError
 

@@ -25,28 +25,45 @@ def collect_tables(
     benchmark_paths: list | None = None,
     collected_paths: list | None = None,
     tolerance: dict | None = None,
+    context_paths: list | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """points, ranks and the long validation table of some records, with Snakemake's benchmarks
     and the files each point's family collects beside its record (PD14: validate_point's result).
     Each family turns its records into rows and judges what needs several points (validation
-    verdict with the current tolerance, efficiency, agreement)."""
+    verdict with the current tolerance, efficiency, agreement). context_paths: records and collected
+    files of other experiments' points the judging reads (a shared reference ensemble): their rows
+    take part, marked `context_for` the records' experiment, and are left out of the tables."""
     benchmark_paths = benchmark_paths or [None] * len(record_paths)
+    context_paths = list(map(str, context_paths or []))
+    context_records = [p for p in context_paths if os.path.basename(p) == "record.json"]
     beside: dict[str, dict] = {}
-    for path in map(str, collected_paths or []):  # os.path: pathlib costs ~0.1 ms a call, twice per point
+    collected = [*map(str, collected_paths or []), *(p for p in context_paths if p not in context_records)]
+    for path in collected:  # os.path: pathlib costs ~0.1 ms a call, twice per point
         folder, name = os.path.split(path)
         beside.setdefault(folder, {})[name] = path
     rows, ranks, extras = {}, [], {}
-    for path, bench in zip(record_paths, benchmark_paths, strict=True):
+    own = [(path, bench, False) for path, bench in zip(record_paths, benchmark_paths, strict=True)]
+    judged_for = None
+    for path, bench, is_context in [*own, *((p, None, True) for p in context_records if own)]:
         rec = read_json(path)
         family = families.of_spec(rec["point"])
-        rows.setdefault(family.name, []).append(family.row(rec, bounds, read_benchmark(bench)))
-        ranks += family.rank_rows(rec)
+        row = family.row(rec, bounds, read_benchmark(bench))
+        if is_context:
+            row["context_for"] = judged_for
+        else:
+            ranks += family.rank_rows(rec)
+            judged_for = rec["point"]["experiment"]
+        rows.setdefault(family.name, []).append(row)
         files = beside.get(os.path.dirname(str(path)), {})
         extras.setdefault(family.name, []).append((rec["point"]["path"], {n: read_json(f) for n, f in files.items()}))
     tables, longs = [], []
     for name, family_rows in rows.items():
         family = families.get(name)
         points, long = family.finish_table(pd.DataFrame(family_rows), extras[name], tolerance)
+        if "context_for" in points:
+            context = set(points.loc[points["context_for"].notna(), "path"])
+            points = points[points["context_for"].isna()].drop(columns=["context_for"])
+            long = long[~long["path"].isin(context)] if "path" in long else long
         tables.append(points.sort_values([k for k in family.sort_keys if k in points], ignore_index=True))
         longs.append(long)
     points = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()

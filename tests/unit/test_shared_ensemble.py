@@ -1,0 +1,68 @@
+"""A reference ensemble asked for by `validation.seeds` is made once and found by every experiment that
+asks for the same one (snnbench.network.references.ensemble_experiment): named by its content, across
+experiments and configs; its records judge other experiments' points at collect, their rows left out."""
+
+import copy
+
+import pytest
+from conftest import TINY, config_problems, experiment
+from snnbench import planning
+from snnbench.network import references
+
+
+def plan(*experiments):
+    return planning.plan({"experiments": copy.deepcopy(list(experiments))})
+
+
+def test_experiments_asking_for_the_same_ensemble_share_one():
+    """Another simulator, a changed network and another seed count: one ensemble, its seeds the union;
+    another duration: another ensemble. The name depends on the content only, not on the config."""
+    scaling = experiment(name="scaling", simulators=["nest", "brian2-cpp"], validation={"seeds": 5})
+    second = experiment(
+        name="second",
+        simulators=["genn-cpu"],
+        resources={"threads_per_rank": [1]},
+        validation={"reference": "nest", "seeds": 8},
+    )
+    changed = experiment(
+        name="changed", pd14=dict(TINY["pd14"], perturbation={"weight_scale": 1.2}), validation={"seeds": 5}
+    )
+    longer = experiment(name="longer", pd14=dict(TINY["pd14"], t_sim_ms=400), validation={"seeds": 5})
+    campaign = plan(scaling, second, changed, longer)
+    names = {name for name, _ in campaign.shared.values()}
+    assert (
+        len(names) == 2
+        and campaign.shared["scaling"][0] == campaign.shared["second"][0] == campaign.shared["changed"][0]
+    )
+    shared = campaign.shared["scaling"][0]
+    assert campaign.experiments[shared]["seeds"] == list(range(1, 9))
+    assert "perturbation" not in next(iter(campaign.points_of(shared).values()))["model"]
+    # 5 of the 8 seeds for the experiments asking for 5; the changed network's own runs are not members.
+    assert all(len(campaign.ensembles[p]) == 5 for p in campaign.points_of("changed"))
+    assert all(len(campaign.ensembles[p]) == 8 for p in campaign.points_of("second"))
+    # Another config with one of them finds the same folder: the ensemble is not run again.
+    assert plan(second).shared["second"][0] == shared
+    # Its points are the workflow's like any other's, found by path.
+    point = campaign.point(shared, "nest/nodes1_ranks1_threads1/N0.02_K0.1/seed8")
+    assert point is not None and point["path"].startswith(f"results/{shared}/")
+    assert campaign.point(shared, "nest/nodes1_ranks1_threads1/N0.02_K0.1/seed9") is None
+
+
+def test_without_seeds_the_ensemble_is_the_experiments_own():
+    campaign = plan(experiment(simulators=["nest", "brian2-cpp"], seeds=[1, 2, 3]))
+    assert campaign.shared == {} and list(campaign.experiments) == ["unit"]
+    brian2 = next(p for p, s in campaign.points_of("unit").items() if s["simulator"] == "brian2-cpp")
+    assert all(m.startswith("results/unit/nest/") for m in campaign.ensembles[brian2])
+    assert campaign.context_points("unit") == []
+
+
+@pytest.mark.parametrize(
+    "overrides, line",
+    [
+        ({"simulators": ["genn-cpu"], "validation": {"reference": "nest"}}, "validation.reference 'nest' is not among"),
+        ({"name": references.ENSEMBLE_PREFIX + "pd14-x"}, "names starting 'ensemble-'"),
+    ],
+)
+def test_an_ensemble_that_cannot_be_found_is_refused(overrides, line):
+    problems = config_problems(experiment(**overrides))
+    assert len(problems) == 1 and line in problems[0]
