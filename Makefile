@@ -273,13 +273,14 @@ bench-binding: env
 ## bench-validation: validation's measured error rates (docs/figures.md): for PD14 at N = K = 0.1 a reference ensemble
 ## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
 ## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);
-## hpc_benchmark's false positives (20 seeds, N = 0.2, K = 0.1); the multi-area model's all-area run against INM-6's
-## own code (config/experiments/mam-validation.yaml). Runs kept in results/bench-validation and reused (~1.5 h)
+## hpc_benchmark's at its preset's size (20 seeds and inhibition x0.95-0.8, N = 1, K = 0.1, 1 s: ~40 min); the multi-area
+## model's all-area run against INM-6's own code (config/experiments/mam-validation.yaml). Runs kept in
+## results/bench-validation and reused (~2.5 h)
 bench-validation: env
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --neuron-scale 0.1 --indegree-scale 0.1 \
 	  --out results/bench-validation/pd14 $(ARGS)
-	$(VENV)/bin/python -m snnbench.dev.bench_validation --model hpc_benchmark --neuron-scale 0.2 --indegree-scale 0.1 \
-	  --out results/bench-validation/hpc_benchmark $(ARGS)
+	$(VENV)/bin/python -m snnbench.dev.bench_validation --model hpc_benchmark --neuron-scale 1 --indegree-scale 0.1 \
+	  --t-presim-ms 100 --t-sim-ms 1000 --out results/bench-validation/hpc_benchmark-preset $(ARGS)
 	$(SNAKEMAKE) --configfile config/experiments/mam-validation.yaml
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
