@@ -66,3 +66,15 @@ def test_without_seeds_the_ensemble_is_the_experiments_own():
 def test_an_ensemble_that_cannot_be_found_is_refused(overrides, line):
     problems = config_problems(experiment(**overrides))
     assert len(problems) == 1 and line in problems[0]
+
+
+def test_a_config_planned_twice_plans_the_same():
+    """Planning adds the shared ensembles to the config (jobs read time limits there); planning the same
+    config again starts from what was configured, and a user's experiment with the prefix stays refused."""
+    config = {"experiments": [experiment(validation={"seeds": 3})]}
+    first = planning.plan(config)
+    again = planning.plan(config)
+    assert list(again.experiments) == list(first.experiments) and len(config["experiments"]) == 2
+    assert again.experiments[again.shared["unit"][0]]["seeds"] == [1, 2, 3]
+    copied = dict(config["experiments"][1], description="mine")
+    assert "names starting 'ensemble-'" in " ".join(config_problems(copied))

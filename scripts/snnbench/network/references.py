@@ -19,6 +19,10 @@ from snnbench.hashing import canonical_hash
 
 ENSEMBLE_PREFIX = "ensemble-"  # the shared ensembles' experiment names: ensemble-<model>-<digest>
 CHANGES = ("perturbation",)  # model keys a reference ensemble leaves out: it is of the model as published
+ENSEMBLE_DESCRIPTION = (
+    "Reference ensemble: the reference simulator's seeds of the model at one shape, shared by every experiment that "
+    "asks for it (validation.seeds)."
+)
 
 
 def _model_key(spec: dict, drop: tuple[str, ...] = ()) -> str:
@@ -56,11 +60,22 @@ def ensemble_experiment(experiment: dict, model_name: str, reference: str, expan
     one = expand({**shared, "name": ENSEMBLE_PREFIX, "seeds": [1]})[0]
     digest = canonical_hash({k: v for k, v in one.items() if k not in ("experiment", "path", "seed")})[:10]
     shared["name"] = f"{ENSEMBLE_PREFIX}{model_name}-{digest}"
-    shared["description"] = (
-        f"Reference ensemble: {reference}'s seeds of the model at one shape, shared by every experiment that asks "
-        "for it (validation.seeds)."
-    )
+    shared["description"] = ENSEMBLE_DESCRIPTION
     return shared
+
+
+def configured(experiments: list) -> list:
+    """A config's experiments without the shared ensembles that planning added to it (a config planned before,
+    in this process); an experiment a user named with the prefix stays, to be refused by its family's check."""
+    return [
+        e
+        for e in experiments
+        if not (
+            isinstance(e, dict)
+            and str(e.get("name")).startswith(ENSEMBLE_PREFIX)
+            and e.get("description") == ENSEMBLE_DESCRIPTION
+        )
+    ]
 
 
 def reference_simulator(experiment: dict, model_default: str) -> str:

@@ -94,6 +94,8 @@ def load(config: dict, files=(), *, checked: bool = False) -> dict:
     checked: the process that started this one checked it (a job the executor starts): fill in
     the defaults only."""
     schema = families.config_schema()  # the schema file and the blocks of models registered from outside
+    if isinstance(config.get("experiments"), list):  # planned before in this process: from what was configured
+        config["experiments"] = references.configured(config["experiments"])
     problems = [] if checked else config_problems(config, schema)
     if not problems:
         fill_defaults(config, schema)
@@ -131,7 +133,7 @@ class Campaign:
         self.used_families = {family.name: family for family in self.family.values()}
         figured = config["figures"]["experiments"] or list(self.experiments)
         # Experiments shared between configured ones (reference ensembles): experiment -> (shared one, its seeds).
-        self.shared = self._add_shared_experiments()
+        self.shared = experiments.add_shared(config, self.experiments, self.family)
         self.figure_experiments = figured
         self.figures = {
             name: (self.family[name].figures(config) if name in figured else {}) for name in self.experiments
@@ -148,23 +150,6 @@ class Campaign:
         }
         self._points_of: dict[str, dict[str, dict]] = {}
         self._points_of_seed: dict[tuple[str, int], dict[str, dict]] = {}
-
-    def _add_shared_experiments(self) -> dict[str, tuple[str, int]]:
-        """Add the experiments the configured ones share (snnbench.run.family.Family.shared_experiment) to
-        the config, once each: two that derive one name share its points, its seeds the union of theirs."""
-        shared = {}
-        for name in list(self.experiments):
-            derived = self.family[name].shared_experiment(self.experiments[name])
-            if derived is None:
-                continue
-            known = self.experiments.get(derived["name"])
-            if known is None:
-                self.experiments[derived["name"]] = known = derived
-                self.config["experiments"].append(derived)  # time limits and build labels are read from there
-                self.family[derived["name"]] = self.family[name]
-            known["seeds"] = sorted(set(known["seeds"]) | set(derived["seeds"]))
-            shared[name] = (derived["name"], len(derived["seeds"]))
-        return shared
 
     # --- checks the schema cannot make across keys
     def figure_problems(self) -> list[str]:

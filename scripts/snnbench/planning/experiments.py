@@ -34,6 +34,26 @@ def problems(config: dict) -> list[str]:
     return found
 
 
+def add_shared(config: dict, experiments: dict, family: dict) -> dict[str, tuple[str, int]]:
+    """Add the experiments the configured ones share (snnbench.run.family.Family.shared_experiment) to
+    `experiments`, `family` and the config's list (time limits and build labels are read there), once each:
+    two that derive one name share its points, its seeds the union of theirs. Returns experiment ->
+    (the shared one, the seeds it asks for)."""
+    shared = {}
+    for name in list(experiments):
+        derived = family[name].shared_experiment(experiments[name])
+        if derived is None:
+            continue
+        known = experiments.get(derived["name"])
+        if known is None:
+            experiments[derived["name"]] = known = derived
+            config["experiments"].append(derived)
+            family[derived["name"]] = family[name]
+        known["seeds"] = sorted(set(known["seeds"]) | set(derived["seeds"]))
+        shared[name] = (derived["name"], len(derived["seeds"]))
+    return shared
+
+
 def inherit_site_defaults(config: dict) -> None:
     """Each experiment that leaves out a key of its family's site_defaults takes the config's
     top-level value (defaults filled in): e.g. `binding`, a site's default that an experiment overrides."""
