@@ -141,9 +141,9 @@ def ensemble_index(
         index.update({p["path"]: ensemble for p in members})
     for experiment, (name, wanted) in (shared or {}).items():
         members = sorted((p for p in points if p["experiment"] == name and p["seed"] <= wanted), key=_shape_order)
-        members = [m for m in members if members and label(m) == label(members[0])]  # one build of the reference
         if not members:
             continue
+        members = [m for m in members if label(m) == label(members[0])]  # one build of the reference
         model = _model_key(members[0])
         for p in points:
             if p["experiment"] == experiment and _model_key(p, CHANGES) == model:

@@ -286,7 +286,7 @@ def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
     else `default`), its rate agreement and spike match with it."""
     stored = points["experiment"]
     if "context_for" in points:  # a shared ensemble's runs count as the experiment's reference seeds here
-        points = points.assign(experiment=points["context_for"].where(points["context_for"].notna(), stored))
+        points = points.assign(experiment=points["context_for"].fillna(stored))
     parts = []
     for _, part in points.groupby("experiment", sort=False, dropna=False):
         reference = rate_agreement.reference_of(part, default)
