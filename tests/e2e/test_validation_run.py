@@ -58,7 +58,7 @@ def test_a_correct_run_passes_and_a_changed_network_fails(workflow_copy):
     other = reference.loc["results/reference/nest/nodes1_ranks1_threads2/N0.02_K0.1/seed1"]
     assert other["validation_passed"] == True, other["validation_problems"]  # noqa: E712
     result = json.loads((workflow_copy / other.name / "validation.json").read_text())
-    assert len(result["ensemble"]) == SEEDS and all(len(r["ensemble_ks"]) == SEEDS + 1 for r in result["rows"])
+    assert len(result["ensemble"]) == SEEDS and all(len(r["ensemble_means"]) == SEEDS + 1 for r in result["rows"])
     assert all(path.startswith(f"results/{shared.name}/") for path in result["ensemble"])
     # Its run on one thread is the ensemble's seed 1: judged against the seven others.
     same = json.loads(

@@ -34,11 +34,26 @@ def test_the_block_gets_its_defaults_and_names_its_description():
         ({"areas_simulated": ["V1", "V9"]}, "areas_simulated[1]: 'V9' is not allowed here (allowed: V1"),
         ({"state": "awake"}, "multi_area_model.state: 'awake' is not one of ['ground', 'metastable']"),
         ({"neuron_scale": 1e-4}, "leaves populations without neurons; the smallest scale with one in each is 6.2e-04"),
+        ({"perturbation": {"weight_scale": "1.1"}}, "multi_area_model.perturbation.weight_scale: '1.1' is not of type"),
+        ({"perturbation": {"weight_scale": 0}}, "multi_area_model.perturbation.weight_scale: 0 is less than or equal"),
     ],
 )
 def test_bad_blocks_are_refused_naming_the_key(change, message):
     found = config_problems(mam_experiment(**change))
     assert any(message in line for line in found), found
+
+
+def test_a_perturbation_changes_every_recurrent_weight_and_is_refused_for_inm6s_own_code():
+    changed = mam_experiment(perturbation={"weight_scale": 1.1})
+    assert config_problems({**changed, "simulators": ["nest", "genn-cpu"]}) == []
+    (found,) = config_problems({**changed, "simulators": ["nest-inm6"]})
+    assert "multi_area_model.perturbation cannot change nest-inm6" in found
+    projection = {"w_mean": -10.0, "w_sd": 1.0, "w_min": None, "w_max": 0.0, "d_mean": 1.5}
+    desc = {"projections": [projection], "populations": []}
+    assert multi_area.perturbed(desc, {}) is desc
+    (changed,) = multi_area.perturbed(desc, {"perturbation": {"weight_scale": 1.1}})["projections"]
+    assert changed == {**projection, "w_mean": pytest.approx(-11.0), "w_sd": pytest.approx(1.1), "w_max": 0.0}
+    assert desc["projections"][0]["w_mean"] == -10.0  # the read (cached) description stays as it was
 
 
 def test_simulators_without_a_builder_are_refused():

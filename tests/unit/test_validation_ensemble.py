@@ -52,9 +52,18 @@ def test_members_without_spread_give_no_limit():
     assert np.isnan(ensemble.offset({"mean": 0.5, "ensemble_means": list(same)}, 0.05)[1])
 
 
-def test_leave_one_out_and_prediction_limit():
-    matrix = np.array([[0, 1, 2], [1, 0, 3], [2, 3, 0]], dtype=float)
-    assert ensemble.leave_one_out(matrix).tolist() == [1.5, 2.0, 2.5]
+def test_distances_to_the_members_leave_the_point_out_where_it_is_one():
+    members = [np.array([0.0]), np.array([1.0]), np.array([3.0])]
+    gap = lambda a, b: float(abs(a[0] - b[0]))  # noqa: E731
+    member = ensemble.distances(members[1], members, 1, gap)
+    assert (member["ks_ensemble"], member["n_ensemble"], member["ensemble_self"]) == (1.5, 2, 1)
+    assert member["ensemble_means"] == [0.0, 1.0, 3.0]
+    outside = ensemble.distances(np.array([2.0, 4.0]), members, None, gap)  # joins the runs, last
+    assert (outside["ks_ensemble"], outside["n_ensemble"], outside["ensemble_self"]) == (pytest.approx(4 / 3), 3, 3)
+    assert outside["ensemble_means"] == [0.0, 1.0, 3.0, 3.0] and np.isnan(outside["ensemble_sems"][0])
+
+
+def test_prediction_limit():
     values = [1.0, 2.0, 3.0, 4.0]
     # The members' means, two-sided, on the log scale; a member is judged against the others only.
     logs = np.log(values)

@@ -94,22 +94,9 @@ def rates(folder: Path) -> np.ndarray:
     return np.array([rec["activity"]["rates_hz"][p] for p in models.get(rec["point"]["model_name"]).populations])
 
 
-def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int, matrices) -> bool:
-    rows = validation.compare(point, None, [], min_samples, members, self_index, matrices)
+def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int) -> bool:
+    rows = validation.compare(point, None, [], min_samples, members, self_index)
     return not validation.verdict({"checked": True, "rows": rows}, tolerance)["passed"]
-
-
-def _matrix(task) -> tuple:
-    members, pop, stat, min_samples = task
-    samples = [m[pop][stat] for m in members]
-    return (pop, stat), ensemble.pairwise(samples, lambda a, b: validation.distance(a, b, min_samples)[0])
-
-
-def member_matrices(members: list[dict], min_samples: int, jobs: int) -> dict:
-    """The ensemble's pairwise KS distances per (population, statistic), once for every judged run."""
-    tasks = [(members, pop, stat, min_samples) for pop in members[0] for stat in validation.STATISTICS]
-    with ProcessPoolExecutor(jobs) as pool:
-        return dict(pool.map(_matrix, tasks))
 
 
 def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[dict]:
@@ -119,9 +106,8 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
     min_samples = config["validation"]["min_samples"]
     members = [validation.load(f / "stats.npz")[0] for f in reference]
     ref_rates = np.array([rates(f) for f in reference])
-    matrices = member_matrices(members, min_samples, args.jobs)
     lines = []
-    fp = [flagged(m, members, j, tolerance, min_samples, matrices) for j, m in enumerate(members)]
+    fp = [flagged(m, members, j, tolerance, min_samples) for j, m in enumerate(members)]
     fp_rates = [
         not ensemble.rates_agree(np.delete(ref_rates, j, axis=0), ref_rates[j : j + 1], tolerance["alpha"])[
             "agrees"
@@ -131,7 +117,7 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
     lines.append({"runs": "reference seeds (leave-one-out)", "n": len(fp), "statistics": fp, "rates": fp_rates})
     for name, folders in changed.items():  # the second simulator's runs: a false positive where flagged
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
-        found = [flagged(s, members, None, tolerance, min_samples, matrices) for s in stats]
+        found = [flagged(s, members, None, tolerance, min_samples) for s in stats]
         differ = [
             not ensemble.rates_agree(ref_rates, rates(f)[None, :], tolerance["alpha"])["agrees"].all() for f in folders
         ]

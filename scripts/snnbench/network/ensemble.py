@@ -19,11 +19,10 @@ durations, one per seed (snnbench.network.references). For each population and s
   `alpha` is meant as the chance that a correct point is flagged anywhere. A sample mean over many neurons
   is close to normal, and the runs' means are exchangeable under the hypothesis tested: the interval's
   assumptions.
-- reported, not judged: the point's mean two-sample Kolmogorov-Smirnov distance to the members, and each
-  run's leave-one-out mean distance to the others (the point joining the ensemble where it is no member).
-  Judged by a one-sided t limit the same way, KS distances flagged correct runs far more often than stated
-  (measured: 4 of 8 NEST seeds of PD14 at N = 0.02, 4 of 20 at N = 0.05, at a stated 5 %): they are skewed,
-  and the Bonferroni-corrected limit lies far in their tail, where a normal model fails.
+- reported, not judged: the point's mean two-sample Kolmogorov-Smirnov distance to the members. Judged by
+  a one-sided t limit the same way, KS distances flagged correct runs far more often than stated (measured:
+  4 of 8 NEST seeds of PD14 at N = 0.02, 4 of 20 at N = 0.05, at a stated 5 %): they are skewed, and the
+  Bonferroni-corrected limit lies far in their tail, where a normal model fails.
 
 Population rates agree (`rates_agree`) where each population's difference of seed means passes Student's
 two-sample t-test: within t(1 - a/2, n + m - 2) · s_pooled · sqrt(1/n + 1/m), a = `alpha` / populations.
@@ -44,28 +43,6 @@ MIN_MEMBERS = 3  # a prediction interval needs a spread: at least two distances 
 # interval of a run's own sampling noise. Chosen among 0.5, 1, 2 and 4 on PD14 (N = 0.05, 20 NEST seeds) and
 # the multi-area model (N = K = 0.01, 8 + 8 seeds), checked on data not used to choose it: docs/figures.md.
 GLOG_NOISE = 2.0
-
-
-def pairwise(samples: list[np.ndarray], distance) -> np.ndarray:
-    """Symmetric matrix of distance(a, b) between the ensemble's samples (NaN where undefined)."""
-    n = len(samples)
-    matrix = np.zeros((n, n))
-    for i in range(n):
-        for j in range(i + 1, n):
-            matrix[i, j] = matrix[j, i] = distance(samples[i], samples[j])
-    return matrix
-
-
-def leave_one_out(matrix: np.ndarray) -> np.ndarray:
-    """Each member's mean distance to the other members (NaN-aware; NaN where it has none)."""
-    n = len(matrix)
-    if n < 2:
-        return np.full(n, math.nan)
-    off = matrix.astype(float).copy()
-    np.fill_diagonal(off, np.nan)
-    counts = np.sum(np.isfinite(off), axis=1)
-    sums = np.nansum(off, axis=1)
-    return np.where(counts > 0, sums / np.maximum(counts, 1), math.nan)
 
 
 def others(distances: list, self_index: int | None) -> list:
@@ -159,30 +136,18 @@ def rates_agree(reference: np.ndarray, other: np.ndarray, alpha: float = 0.05) -
     return {"difference": difference, "spread": spread, "tolerance": tolerance, "agrees": difference <= tolerance}
 
 
-def distances(
-    sample: np.ndarray, members: list[np.ndarray], self_index: int | None, distance, member_matrix=None
-) -> dict:
-    """The ensemble fields of one population and statistic: the point's mean distance to the members
-    (itself left out), their count, and each run's leave-one-out mean distance to the others. A point
-    outside the ensemble joins it for this (its index last): then the point and every member are
-    exchangeable runs under the hypothesis that the point is drawn as the members are, and their
-    leave-one-out distances share one correlation structure, which the t prediction limit needs.
-    distance(a, b) -> float (NaN where undefined); member_matrix: the members' pairwise distances where
-    known (one ensemble judges many points)."""
+def distances(sample: np.ndarray, members: list[np.ndarray], self_index: int | None, distance) -> dict:
+    """The ensemble fields of one population and statistic: the point's mean distance to the members (itself
+    left out where it is one, `self_index`) and their count; each run's sample mean and its standard error, the
+    point joining the runs (its index last) where it is no member. distance(a, b) -> float (NaN where
+    undefined). One distance per member: validate_point's cost grows linearly with the ensemble."""
     index = self_index if self_index is not None else len(members)
-    if member_matrix is None:
-        matrix = pairwise(list(members) if self_index is not None else [*members, sample], distance)
-    elif self_index is not None:
-        matrix = np.asarray(member_matrix, dtype=float)
-    else:
-        row = np.array([distance(sample, member) for member in members] + [0.0])
-        matrix = np.block([[np.asarray(member_matrix, dtype=float), row[:-1, None]], [row[None, :]]])
-    to_members = [d for i, d in enumerate(matrix[index]) if i != index and math.isfinite(d)]
+    to_members = [distance(sample, m) for i, m in enumerate(members) if i != self_index]
+    to_members = [d for d in to_members if math.isfinite(d)]
     runs = list(members) if self_index is not None else [*members, sample]
     return {
         "ks_ensemble": float(np.mean(to_members)) if to_members else math.nan,
         "n_ensemble": len(to_members),
-        "ensemble_ks": [float(d) for d in leave_one_out(matrix)],
         "ensemble_means": [float(np.mean(r)) if len(r) else math.nan for r in runs],
         # each run's standard error of its mean: the glog's additive noise (see `offsets`)
         "ensemble_sems": [float(np.std(r, ddof=1) / math.sqrt(len(r))) if len(r) > 1 else math.nan for r in runs],

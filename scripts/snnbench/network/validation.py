@@ -155,13 +155,11 @@ def compare(
     min_samples: int,
     ensemble: list[dict] = (),
     self_index: int | None = None,
-    matrices: dict | None = None,
 ) -> list[dict]:
     """One row per population and statistic: the point's sample (size, median), its distances
     to the reference run and, as medians over the other seeds of the same shape, between seeds;
     with a reference `ensemble` (the reference simulator's seeds, the point itself at `self_index`
-    if it is one), the ensemble's distances (snnbench.network.ensemble.distances; `matrices`: the members'
-    pairwise distances per (population, statistic) where known)."""
+    if it is one), the ensemble's distances (snnbench.network.ensemble.distances)."""
     rows = []
 
     def ks_distance(a, b):
@@ -187,8 +185,7 @@ def compare(
                 )
             members = [m[pop][stat] for m in ensemble if pop in m]
             if len(members) == len(ensemble) and len(members) >= 2:
-                known = (matrices or {}).get((pop, stat))
-                row.update(ensemble_module.distances(values, members, self_index, ks_distance, known))
+                row.update(ensemble_module.distances(values, members, self_index, ks_distance))
             between = [distance(values, other[pop][stat], min_samples) for other in seeds if pop in other]
             between = [d for d in between if not math.isnan(d[0])]
             row["n_seeds"] = len(between)

@@ -43,6 +43,7 @@ AREAS = (
 )  # fmt: skip
 POPULATION_TYPES = ("23E", "23I", "4E", "4I", "5E", "5I", "6E", "6I")
 DT_MS = 0.1
+INM6 = "nest-inm6"  # INM-6's own simulation (snnbench.network.simulators.inm6): it builds its network itself
 # Memory per neuron and per synapse on NEST, with PD14's headroom, the interpreter and NEST itself beside them:
 # the synapse PD14's measured figure (snnbench.network.models.pd14: the same static synapses), the neuron
 # fitted to this model's peaks (NEST 3.10, one rank, 2026-11-26: 4 732 MB at N = K = 0.02 and 5 742-5 994 MB at
@@ -73,6 +74,21 @@ PARAMETERS["properties"]["areas_simulated"] = {
     "minItems": 1,
     "uniqueItems": True,
     "items": {"type": "string", "enum": list(AREAS)},
+}
+PARAMETERS["properties"]["perturbation"] = {
+    "description": (
+        "A deliberate change of the model, to measure what validation detects (its power; make bench-validation), "
+        "applied by the builders that read the description (not INM-6's own code). Unset: the model as published."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "weight_scale": {
+            "description": "Every recurrent weight (within and between areas) times this: mean, spread and bounds.",
+            "type": "number",
+            "exclusiveMinimum": 0,
+        }
+    },
 }
 
 
@@ -111,7 +127,21 @@ def description(params: dict, name: str, set_aside_damaged: bool = False) -> dic
     set_aside_damaged: in the builders, where a point reads it)."""
     path = Path(NETWORK_DESCRIPTION.format(model=name, description=description_key(params))).resolve()
     # read once per file and version, wherever the process stands
-    return _read(path, path.stat().st_mtime_ns, set_aside_damaged)
+    return perturbed(_read(path, path.stat().st_mtime_ns, set_aside_damaged), params)
+
+
+def perturbed(desc: dict, params: dict) -> dict:
+    """The description with the experiment's `perturbation` applied (a new dict: the read one is cached)."""
+    scale = (params.get("perturbation") or {}).get("weight_scale", 1.0)
+    if scale == 1.0:
+        return desc
+
+    def times(value):
+        return None if value is None else value * scale
+
+    keys = ("w_mean", "w_sd", "w_min", "w_max")
+    projections = [{**p, **{key: times(p[key]) for key in keys}} for p in desc["projections"]]
+    return {**desc, "projections": projections}
 
 
 def simulated(desc: dict) -> list[dict]:
@@ -147,7 +177,7 @@ class MultiArea(NetworkModel):
     # Named in rule describe_network's params: renaming the module would derive every description again and
     # rerun the points that read them.
     description_module = "snnbench.network.models.multi_area_derive"
-    reference_simulator = "nest-inm6"  # INM-6's own simulation of the same description
+    reference_simulator = INM6  # INM-6's own simulation of the same description
     figures = {"areas": ["area_rates", "rates_against_reference"]}  # snnbench.figures.areas
     # Its builders are the simulators' (nest, genn, genn-cpu, nest-inm6: snnbench.network.simulators).
 
@@ -195,14 +225,18 @@ class MultiArea(NetworkModel):
 
     def check(self, where: str, experiment: dict, params: list[dict]) -> list[str]:
         """Down-scaled sizes that leave a population without neurons (the simulation's int(N) of the smallest,
-        VIP-6I, is 0 below 1 / MIN_FULL_POPULATION)."""
+        VIP-6I, is 0 below 1 / MIN_FULL_POPULATION); a perturbation asked of INM-6's own code, which builds its
+        network itself."""
+        problems = []
         smallest = min(p["neuron_scale"] for p in params)
-        if smallest * MIN_FULL_POPULATION >= 1:
-            return []
-        return [
-            f"{where}: {self.name}.neuron_scale {smallest:g} leaves populations without neurons; the smallest "
-            f"scale with one in each is {1 / MIN_FULL_POPULATION:.1e}"
-        ]
+        if smallest * MIN_FULL_POPULATION < 1:
+            problems.append(
+                f"{where}: {self.name}.neuron_scale {smallest:g} leaves populations without neurons; the smallest "
+                f"scale with one in each is {1 / MIN_FULL_POPULATION:.1e}"
+            )
+        if INM6 in experiment.get("simulators", []) and any(p.get("perturbation") for p in params):
+            problems.append(f"{where}: {self.name}.perturbation cannot change {INM6}: INM-6's code builds its own")
+        return problems
 
     def estimate_mem_mb(self, spec: dict) -> int:
         """Memory per node from the description's neurons and synapses (read when it exists: SLURM's
