@@ -48,6 +48,19 @@ def test_experiments_asking_for_the_same_ensemble_share_one():
     assert campaign.point(shared, "nest/nodes1_ranks1_threads1/N0.02_K0.1/seed9") is None
 
 
+def test_a_member_the_experiment_runs_itself_is_read_from_its_own_folder():
+    """Its run on one thread is the ensemble's seed 1: the 2-thread point is judged against it and the
+    ensemble's seeds 2..4, and collect reads seed 1 once (no context row duplicates it)."""
+    campaign = plan(experiment(resources={"threads_per_rank": [1, 2]}, seeds=[1], validation={"seeds": 4}))
+    shared = campaign.shared["unit"][0]
+    own = "results/unit/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1"
+    two_threads = campaign.ensembles["results/unit/nest/nodes1_ranks1_threads2/N0.02_K0.1/seed1"]
+    assert two_threads[0] == own and all(m.startswith(f"results/{shared}/") for m in two_threads[1:])
+    assert len(two_threads) == 4 and len(campaign.ensembles[own]) == 3  # its own run left out of its own
+    assert own not in campaign.context_points("unit")
+    assert not any(m.endswith("/seed1") for m in campaign.context_points("unit"))
+
+
 def test_without_seeds_the_ensemble_is_the_experiments_own():
     campaign = plan(experiment(simulators=["nest", "brian2-cpp"], seeds=[1, 2, 3]))
     assert campaign.shared == {} and list(campaign.experiments) == ["unit"]

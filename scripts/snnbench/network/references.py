@@ -122,7 +122,8 @@ def ensemble_index(
     reference run's seeds, that is the same experiment's points of the reference simulator, shape and
     model, in seed order. shared: experiment -> (its shared ensemble's experiment, seeds wanted): the
     points of the unchanged model take that ensemble's seeds 1..N instead, less the member that is
-    the point's own run."""
+    the point's own run; a member the experiment runs itself (same simulator, shape, model and seed) is
+    read from the experiment's folder, so that collect reads that run once."""
     if simulators is None:
         simulators = {}
         for p in points:
@@ -145,9 +146,11 @@ def ensemble_index(
             continue
         members = [m for m in members if label(m) == label(members[0])]  # one build of the reference
         model = _model_key(members[0])
-        for p in points:
-            if p["experiment"] == experiment and _model_key(p, CHANGES) == model:
-                index[p["path"]] = [m["path"] for m in members if run_key(m) != run_key(p)]
+        mine = [p for p in points if p["experiment"] == experiment]
+        own = {run_key(p): p["path"] for p in mine}
+        for p in mine:
+            if _model_key(p, CHANGES) == model:
+                index[p["path"]] = [own.get(run_key(m), m["path"]) for m in members if run_key(m) != run_key(p)]
     return index
 
 
