@@ -11,8 +11,11 @@ points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemak
 params = snakemake.params.figure  # noqa: F821
 # Tables of several machines concatenated: each series per machine.
 data = figures.PanelData(*figures.by_machine(points, params.get("series", "simulator")))
+if snakemake.input.reference:  # noqa: F821 (a shared reference ensemble's table: the members that judged these)
+    reference = read_points(snakemake.input.reference[0])  # noqa: F821
+    data.reference = reference[reference["path"].isin(params["reference_points"])]
 if figures.needs_distributions(params["panels"]):
-    data.distributions = figures.load_distributions(snakemake.input.stats, points, series=data.series)  # noqa: F821
+    data.distributions = figures.load_distributions(snakemake.input.stats, data.with_reference, series=data.series)  # noqa: F821
 figures.draw(
     params["panels"],
     data,

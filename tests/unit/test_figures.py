@@ -272,6 +272,22 @@ def test_distributions_per_population(tables):
     assert ax.texts[0].get_text() == "no spike statistics"
 
 
+def test_a_shared_ensembles_runs_are_drawn_beside_the_points_they_judged(tables):
+    """An experiment of brian2-cpp alone, judged by nest's runs in another table (a shared ensemble): its
+    distributions show nest beside it; without that table, brian2-cpp alone."""
+    points, stats = tables
+    own, ensemble = points[points["simulator"] == "brian2-cpp"], points[points["simulator"] == "nest"]
+    data = figures.PanelData(own.copy(), reference=ensemble.copy())
+    assert len(data.with_reference) == len(points) and figures.PanelData(own).with_reference is own
+    data.distributions = figures.load_distributions(stats, data.with_reference)
+    _, ax = draw("rate_distribution", data)
+    assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == SERIES
+    alone = figures.PanelData(own.copy())
+    alone.distributions = figures.load_distributions(stats, alone.with_reference)
+    _, ax = draw("rate_distribution", alone)
+    assert set(alone.distributions["simulator"]) == {"brian2-cpp"}
+
+
 def test_rates_by_simulator(data):
     from snnbench.network import rate_agreement
 

@@ -61,6 +61,25 @@ def test_a_member_the_experiment_runs_itself_is_read_from_its_own_folder():
     assert not any(m.endswith("/seed1") for m in campaign.context_points("unit"))
 
 
+def test_figures_of_an_experiment_judged_by_a_shared_ensemble_show_its_members():
+    """genn-cpu alone, judged against nest's shared seeds: its figures read the ensemble's table, and its
+    distributions the ensemble's first seed beside its own."""
+    second = experiment(
+        name="second", simulators=["genn-cpu"], resources={"threads_per_rank": [1]}, validation={"seeds": 3}
+    )
+    second["validation"]["reference"] = "nest"
+    campaign = plan(second)
+    shared = campaign.shared["second"][0]
+    assert campaign.figure_reference("second") == [f"results/{shared}/points.csv"]
+    shown = campaign.figure_params("second", "validation")["reference_points"]
+    assert shown == campaign.context_points("second") and len(shown) == 3
+    stats = campaign.figure_stats("second", "validation")
+    assert f"results/{shared}/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed1/stats.npz" in stats
+    assert any(path.startswith("results/second/genn-cpu/") for path in stats)
+    alone = plan(experiment(seeds=[1, 2, 3]))  # its own reference: nothing of another table
+    assert alone.figure_reference("unit") == [] and alone.figure_params("unit", "validation")["reference_points"] == []
+
+
 def test_without_seeds_the_ensemble_is_the_experiments_own():
     campaign = plan(experiment(simulators=["nest", "brian2-cpp"], seeds=[1, 2, 3]))
     assert campaign.shared == {} and list(campaign.experiments) == ["unit"]

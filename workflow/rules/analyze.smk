@@ -2,6 +2,7 @@ rule plot_figure:
     input:
         points="results/{experiment}/points.csv",
         stats=get_figure_stats,
+        reference=get_figure_reference,
     output:
         png=report(
             "results/{experiment}/figures/{figure}.png",

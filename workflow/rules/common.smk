@@ -256,6 +256,10 @@ def get_figure_stats(wildcards):
     return CAMPAIGN.figure_stats(wildcards.experiment, wildcards.figure)
 
 
+def get_figure_reference(wildcards):
+    return CAMPAIGN.figure_reference(wildcards.experiment)
+
+
 def get_experiment_summary(wildcards):
     """What was run, in words, for the report's captions."""
     specs = list(CAMPAIGN.points_of(wildcards.experiment).values())

@@ -133,7 +133,8 @@ def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
         return
     sub = dist[dist["statistic"] == statistic]
     hue = data.series if sub[data.series].nunique() > 1 else "shape"
-    order = [v for v in dict.fromkeys(data.points.sort_values("vps", kind="stable")[hue]) if v in set(sub[hue])]
+    shown = data.with_reference  # the reference ensemble's run beside the points where it is another table's
+    order = [v for v in dict.fromkeys(shown.sort_values("vps", kind="stable")[hue]) if v in set(sub[hue])]
     sns.boxplot(
         sub[sub["valid"].astype(bool)],
         x="population",

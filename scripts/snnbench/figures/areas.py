@@ -39,11 +39,12 @@ def reference_of(points: pd.DataFrame, series: str) -> str:
 
 @panel("rates (spikes/s) per area (rows) and population type (columns) of the reference simulator, mean over seeds")
 def area_rates(ax, data: PanelData) -> None:
-    long = area_rates_long(data.points, data.series)
+    points = data.with_reference
+    long = area_rates_long(points, data.series)
     if long.empty:
         no_data(ax, "no area rates")
         return
-    shown = reference_of(data.points, data.series)
+    shown = reference_of(points, data.series)
     sub = long[long[data.series] == shown]
     areas = list(dict.fromkeys(sub["area"]))
     types = list(dict.fromkeys(sub["type"]))
@@ -61,11 +62,12 @@ def area_rates(ax, data: PanelData) -> None:
 
 @panel("each simulator's population rates against the reference simulator's (seed means, bars: the seeds' range)")
 def rates_against_reference(ax, data: PanelData) -> None:
-    long = area_rates_long(data.points, data.series)
+    points = data.with_reference
+    long = area_rates_long(points, data.series)
     if long.empty:
         no_data(ax, "no area rates")
         return
-    reference = reference_of(data.points, data.series)
+    reference = reference_of(points, data.series)
     ref = long[long[data.series] == reference].set_index(["area", "type"])["rate"]
     others = [s for s in dict.fromkeys(long[data.series]) if s != reference]
     if not others:
@@ -78,7 +80,7 @@ def rates_against_reference(ax, data: PanelData) -> None:
         ax.errorbar(ref, sub["rate"], yerr=yerr, fmt="o", color=palette[series], label=series, markersize=2.5)
     top = float(np.nanmax(long["high"])) * 1.05
     ax.plot([0, top], [0, top], color="0.6", linewidth=0.6, zorder=0)
-    table = rate_agreement.agreement(data.points, reference) if data.series == "simulator" else pd.DataFrame()
+    table = rate_agreement.agreement(points, reference) if data.series == "simulator" else pd.DataFrame()
     if not table.empty and table["agrees"].notna().any():
         counts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].agg(["sum", "count"])
         ax.set_title(

@@ -25,6 +25,17 @@ class PanelData:
     points: pd.DataFrame
     series: str = "simulator"
     distributions: pd.DataFrame | None = None  # long: path, population, statistic, value, ...
+    # The rows of a shared reference ensemble that judged these points (another experiment's table), for the
+    # panels that show the reference beside them: `with_reference`.
+    reference: pd.DataFrame | None = None
+
+    @property
+    def with_reference(self) -> pd.DataFrame:
+        """The points, and the reference ensemble's rows where these points were judged against another table's."""
+        if self.reference is None or self.reference.empty:
+            return self.points
+        extra = self.reference[~self.reference["path"].isin(self.points["path"])]
+        return pd.concat([self.points, extra], ignore_index=True) if not extra.empty else self.points
 
     @property
     def valid(self) -> pd.DataFrame:

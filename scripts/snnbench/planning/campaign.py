@@ -354,15 +354,25 @@ class Campaign:
 
         panels = self.figures[experiment][figure]
         series = self.family[experiment].series_of(self.experiments[experiment])
-        return {"panels": panels, "series": series, "caption": caption(panels)}
+        shown = self.context_points(experiment) if self.figure_reference(experiment) else []
+        return {"panels": panels, "series": series, "caption": caption(panels), "reference_points": shown}
+
+    def figure_reference(self, experiment: str) -> list[str]:
+        """The table of the shared reference ensemble that judged the experiment's points, where it has one
+        (its figures show those runs beside its own)."""
+        return [f"results/{self.shared[experiment][0]}/points.csv"] if experiment in self.shared else []
 
     def figure_stats(self, experiment: str, figure: str) -> list[str]:
-        """Spike statistics that a figure's distribution panels show: one seed per series and shape."""
+        """Spike statistics that a figure's distribution panels show: one seed per series and shape, the
+        shared reference ensemble's members that judged the experiment included."""
         from snnbench.figures import needs_distributions
 
         if not needs_distributions(self.figures[experiment].get(figure, [])):
             return []
         specs = list(self.points_of(experiment).values())
+        if experiment in self.shared:
+            members = self.points_of(self.shared[experiment][0])
+            specs += [members[path] for path in self.context_points(experiment) if path in members]
         return [f"{path}/stats.npz" for path in references.figure_points(specs)]
 
     def comparison_tables(self, comparison: str) -> list[str]:
