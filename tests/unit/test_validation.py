@@ -97,6 +97,21 @@ def test_distances_same_and_different_distributions():
     assert math.isnan(validation.distance(np.ones(3), np.ones(10), 5)[0])
 
 
+def test_the_ks_statistic_is_scipys_without_its_p_value():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    pairs = [
+        (rng.normal(size=40), rng.normal(0.3, size=25)),
+        (rng.integers(0, 5, 30) / 2.0, rng.integers(0, 6, 50) / 2.0),  # ties: rates of few spikes
+        (np.zeros(12), np.r_[np.zeros(6), np.ones(6)]),
+        (rng.exponential(size=3000), rng.exponential(1.05, size=2000)),
+    ]
+    for a, b in pairs:
+        assert validation.ks_statistic(a, b) == pytest.approx(stats.ks_2samp(a, b).statistic, abs=1e-12)
+    assert math.isnan(validation.ks_distance(np.ones(3), np.ones(10), 5))
+
+
 def test_ks_critical_value():
     # Smirnov's asymptotic table: c(0.05) = 1.358, c(0.001) = 1.949.
     assert validation.ks_critical(0.05, 100, 100) == pytest.approx(1.358 * math.sqrt(2 / 100), rel=1e-3)

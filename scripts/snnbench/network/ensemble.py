@@ -28,8 +28,8 @@ Population rates agree (`rates_agree`) where each population's difference of see
 two-sample t-test: within t(1 - a/2, n + m - 2) · s_pooled · sqrt(1/n + 1/m), a = `alpha` / populations.
 
 The error rates these rules reach are measured, not assumed: `make bench-validation`
-(snnbench.dev.bench_validation). The t quantiles are scipy.stats'; the KS distances validation.distance's
-(scipy.stats.ks_2samp on Elephant's statistics).
+(snnbench.dev.bench_validation). The t quantiles are scipy.stats'; the KS distances
+(validation.ks_statistic: scipy.stats.ks_2samp's statistic, on Elephant's statistics).
 """
 
 from __future__ import annotations

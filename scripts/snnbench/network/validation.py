@@ -138,6 +138,21 @@ def load(path) -> tuple[dict, dict]:
     return stats, meta
 
 
+def ks_statistic(sample: np.ndarray, reference: np.ndarray) -> float:
+    """The two-sample Kolmogorov-Smirnov statistic, the largest difference of the two empirical CDFs, as
+    scipy.stats.ks_2samp computes it, without the p-value nothing here reads: its exact computation took
+    two thirds of a multi-area point's validate_point (72 of 116 s against 20 seeds)."""
+    a, b = np.sort(sample), np.sort(reference)
+    both = np.concatenate([a, b])
+    gap = np.searchsorted(a, both, side="right") / a.size - np.searchsorted(b, both, side="right") / b.size
+    return float(np.max(np.abs(gap)))
+
+
+def ks_distance(sample: np.ndarray, reference: np.ndarray, min_samples: int) -> float:
+    """ks_statistic; NaN if either sample has fewer than `min_samples` values."""
+    return ks_statistic(sample, reference) if min(len(sample), len(reference)) >= max(min_samples, 1) else math.nan
+
+
 def distance(sample: np.ndarray, reference: np.ndarray, min_samples: int) -> tuple[float, float]:
     """(Kolmogorov-Smirnov statistic, Wasserstein distance) of two samples; NaN if either has
     fewer than `min_samples` values."""
@@ -145,7 +160,7 @@ def distance(sample: np.ndarray, reference: np.ndarray, min_samples: int) -> tup
 
     if min(len(sample), len(reference)) < max(min_samples, 1):
         return math.nan, math.nan
-    return float(stats.ks_2samp(sample, reference).statistic), float(stats.wasserstein_distance(sample, reference))
+    return ks_statistic(sample, reference), float(stats.wasserstein_distance(sample, reference))
 
 
 def compare(
@@ -162,8 +177,8 @@ def compare(
     if it is one), the ensemble's distances (snnbench.network.ensemble.distances)."""
     rows = []
 
-    def ks_distance(a, b):
-        return distance(a, b, min_samples)[0]
+    def to_member(a, b):
+        return ks_distance(a, b, min_samples)
 
     for pop, samples in point.items():
         for stat in STATISTICS:
@@ -185,7 +200,7 @@ def compare(
                 )
             members = [m[pop][stat] for m in ensemble if pop in m]
             if len(members) == len(ensemble) and len(members) >= 2:
-                row.update(ensemble_module.distances(values, members, self_index, ks_distance))
+                row.update(ensemble_module.distances(values, members, self_index, to_member))
             between = [distance(values, other[pop][stat], min_samples) for other in seeds if pop in other]
             between = [d for d in between if not math.isnan(d[0])]
             row["n_seeds"] = len(between)
