@@ -282,6 +282,7 @@ bench-validation: env
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --model hpc_benchmark --neuron-scale 1 --indegree-scale 0.1 \
 	  --t-presim-ms 100 --t-sim-ms 1000 --out results/bench-validation/hpc_benchmark-preset $(ARGS)
 	$(SNAKEMAKE) --configfile config/experiments/mam-validation.yaml
+	$(VENV)/bin/python -m snnbench.dev.bench_validation --tables results/mam-validation*/points.csv
 
 ## bench-gpu: on a GPU machine, PD14 on Brian2GeNN, PyGeNN (sparse and procedural; N = K = 0.1 and full scale),
 ## Brian2CUDA (N = K = 0.1) beside NEST (config/experiments/gpu.yaml), then the snn-training CUDA points

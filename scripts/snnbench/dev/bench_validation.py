@@ -20,10 +20,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from snnbench import planning
 from snnbench.jsonfile import read_json
-from snnbench.network import ensemble, execute, models, validation
+from snnbench.network import ensemble, execute, models, rate_agreement, validation
+from snnbench.tables.frames import read_points
 
 CHANGES = {  # pd14.perturbation
     "weights x1.02": {"weight_scale": 1.02},
@@ -125,6 +127,38 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
     return lines
 
 
+def judge_tables(tables: list[Path]) -> list[dict]:
+    """judge's lines from the workflow's tables (the multi-area model's, make bench-validation): the experiments'
+    points and their shared reference ensemble's table (named by the points' `validation_reference_point`), each
+    reference seed leave-one-out. Statistics: the collected verdict (validation_passed); rates: each run's against
+    the reference seeds, as `judge` does; invalid: the table's `valid` (validation and activity checks)."""
+    frames = [read_points(path) for path in tables]
+    named = {str(p).split("/")[1] for f in frames for p in f["validation_reference_point"].dropna()}
+    frames = [read_points(Path("results") / name / "points.csv") for name in sorted(named)] + frames
+    reference = rate_agreement.reference_of(frames[0])
+    finished = [f[f["status"] == "ok"] for f in frames]
+    members = pd.concat([f[f["simulator"] == reference] for f in finished[: len(named)]])
+    columns = rate_agreement.rate_columns(members)
+    lines = []
+    for frame in finished:
+        mine = frame["simulator"] == reference
+        differ = []
+        for path, row in zip(frame["path"], frame[columns].to_numpy(dtype=float), strict=True):
+            others = members.loc[members["path"] != path, columns].to_numpy(dtype=float)  # leave-one-out
+            differ.append(not ensemble.rates_agree(others, row[None, :])["agrees"].all())
+        name = f"{frame['experiment'].iloc[0]} ({', '.join(dict.fromkeys(frame['simulator']))})"
+        lines.append(
+            {
+                "runs": name + (", leave-one-out" if mine.all() else ""),
+                "n": len(frame),
+                "statistics": list(frame["validation_passed"] == False),  # noqa: E712 (NaN: not judged)
+                "rates": differ,
+                "invalid": list(~frame["valid"].astype(bool)),
+            }
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="pd14", choices=["pd14", "hpc_benchmark"])
@@ -139,7 +173,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--second-seeds", type=int, default=10, help=f"runs of {SECOND['simulator']} (0: none)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
+    parser.add_argument("--tables", nargs="+", type=Path, help="judge the workflow's points.csv tables instead")
     args = parser.parse_args(argv)
+    if args.tables:
+        print(f"{'runs judged':60s} {'n':>3s}  {'flagged (statistics)':>20s}  {'rates differ':>12s}  {'invalid':>7s}")
+        for line in judge_tables(args.tables):
+            shares = [np.mean(line[key]) for key in ("statistics", "rates", "invalid")]
+            print(f"{line['runs']:60s} {line['n']:3d}  {shares[0]:20.0%}  {shares[1]:12.0%}  {shares[2]:7.0%}")
+        return
     changes = CHANGES if args.model == "pd14" else HPC_CHANGES
     chosen = [c.strip() for c in (args.changes or ",".join(changes)).split(",") if c.strip()]
     second_seeds = args.second_seeds if args.model == "pd14" else 0  # its config is PD14's (genn-cpu builds PD14)
