@@ -41,6 +41,23 @@ def test_a_point_ended_by_slurm_shows_as_failed_in_the_tables(tmp_path, monkeypa
     assert list(onerror.write_tables({"lost": points}, BOUNDS, TOLERANCE)) == []
 
 
+def test_interim_tables_read_a_shared_ensembles_records_as_collect_does(tmp_path, monkeypatch):
+    """brian2-cpp judged by nest's seeds of another experiment (a shared ensemble): its rate agreement
+    with nest is filled from their records, and their rows stay out of its table."""
+    monkeypatch.chdir(tmp_path)
+    kept = synthetic.experiment(name="ensemble-pd14-0123456789", threads=(1,), seeds=(1, 2, 3))
+    members = synthetic.write_experiment(tmp_path, kept, with_stats=False, seed=1)
+    lost = synthetic.experiment(name="lost", simulators=("brian2-cpp",), threads=(1,), seeds=(1, 2, 3))
+    points = [str(p.parent.relative_to(tmp_path)) for p in synthetic.write_experiment(tmp_path, lost)["records"]]
+    context = [str(p.relative_to(tmp_path)) for key in ("records", "validations") for p in members[key]]
+
+    lines = list(onerror.write_tables({"lost": points}, BOUNDS, TOLERANCE, {"lost": [*context, "results/gone.json"]}))
+
+    assert len(lines) == 1 and "results/lost/points.csv" in lines[0], lines
+    table = pd.read_csv("results/lost/points.csv")
+    assert set(table["simulator"]) == {"brian2-cpp"} and table["rates_agree_with_nest"].notna().all()
+
+
 def test_an_experiment_with_a_point_without_record_gets_no_tables(tmp_path, monkeypatch):
     points = _experiment(tmp_path, monkeypatch)
     os.remove(f"{points[0]}/record.json")  # e.g. the job's first node was lost: nothing wrote a record

@@ -241,10 +241,14 @@ def get_experiment_collected(wildcards):
 
 
 def get_experiment_context(wildcards):
+    return _experiment_context(wildcards.experiment)
+
+
+def _experiment_context(experiment):
     """Records and collected files of other experiments' points that judging this one reads (a shared
     reference ensemble's members): read by collect, left out of its tables."""
-    names = FAMILY[wildcards.experiment].collected
-    points = CAMPAIGN.context_points(wildcards.experiment)
+    names = FAMILY[experiment].collected
+    points = CAMPAIGN.context_points(experiment)
     return [f"{path}/{name}" for path in points for name in ("record.json", *names)]
 
 
@@ -352,6 +356,7 @@ def write_tables_after_errors():
     for line in tables_onerror.record_dead_jobs(CAMPAIGN.points):
         logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
+    contexts = {name: _experiment_context(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
-    for line in tables_onerror.write_tables(experiment_points, config["activity_check"], tolerance):
+    for line in tables_onerror.write_tables(experiment_points, config["activity_check"], tolerance, contexts):
         logger.warning(line)

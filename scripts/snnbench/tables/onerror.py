@@ -60,9 +60,16 @@ def slurm_log_folder(path: str) -> str:
     return path.removeprefix(f"{RESULTS}/").replace("/", "_")
 
 
-def write_tables(experiment_points: dict[str, list[str]], activity_check: dict, tolerance: dict) -> Iterator[str]:
+def write_tables(
+    experiment_points: dict[str, list[str]],
+    activity_check: dict,
+    tolerance: dict,
+    contexts: dict[str, list[str]] | None = None,
+) -> Iterator[str]:
     """Write results/<experiment>/{points,ranks,validation}.csv where they are missing or older
-    than a record; yield one line per experiment written or left alone for want of records."""
+    than a record; yield one line per experiment written or left alone for want of records.
+    contexts: per experiment, the files of other experiments' points its judging reads (a shared
+    reference ensemble's, as collect reads them), those on disk read."""
     for experiment, points in experiment_points.items():
         records = [f"{path}/record.json" for path in points]
         missing = [path for path in records if not os.path.exists(path)]
@@ -74,18 +81,20 @@ def write_tables(experiment_points: dict[str, list[str]], activity_check: dict, 
         if os.path.exists(tables["points"]) and os.path.getmtime(tables["points"]) >= newest:
             continue  # made by collect after the last record: up to date
         try:
-            yield _write(experiment, points, records, tables, activity_check, tolerance)
+            context = [path for path in (contexts or {}).get(experiment, []) if os.path.exists(path)]
+            yield _write(experiment, points, records, tables, activity_check, tolerance, context)
         except Exception as error:  # noqa: BLE001 (the run's own error is what matters; say why and go on)
             yield f"tables of {experiment} not written: {type(error).__name__}: {error}"
 
 
-def _write(experiment, points, records, tables, activity_check, tolerance) -> str:
+def _write(experiment, points, records, tables, activity_check, tolerance, context) -> str:
     # One experiment, one family: its first record names it; collect reads every record once.
     names = families.of_spec(read_json(records[0])["point"]).collected
     missing = {path for path in points for name in names if not os.path.exists(f"{path}/{name}")}
     collected = [f"{path}/{name}" for path in points for name in names if path not in missing]
     collected += [f for path in missing for name in names if os.path.exists(f := f"{path}/{name}")]
-    frames = collect_tables(records, activity_check, [point_benchmark(p) for p in points], collected, tolerance)
+    benchmarks = [point_benchmark(p) for p in points]
+    frames = collect_tables(records, activity_check, benchmarks, collected, tolerance, context)
     for frame, path in zip(frames, tables.values(), strict=True):
         write_table(frame, path)
     status = frames[0].set_index("path")["status"]
