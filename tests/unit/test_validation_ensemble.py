@@ -44,6 +44,37 @@ def test_a_shifted_point_fails():
     assert rate >= 0.9
 
 
+def test_the_seeds_own_largest_excess_is_each_other_run_judged_as_the_point_is():
+    rng = np.random.default_rng(5)
+    means = list(rng.lognormal(0.0, 0.3, 9))
+    sems = [0.01] * 9
+    excess = []
+    for j in range(9):  # each run judged as a member: against the eight others
+        value, limit, _ = ensemble.offset(
+            {"mean": means[j], "ensemble_means": means, "ensemble_self": j, "ensemble_sems": sems}, 0.01
+        )
+        excess.append(value / limit)
+    largest = ensemble.seed_excess([means], [8], [0.01], [sems])  # the point is run 8: left out
+    assert largest == pytest.approx(max(excess[:8]))
+    assert np.isnan(ensemble.seed_excess([[1.0, 2.0, np.nan]], [2], [0.01]))  # two runs: no spread
+
+
+def test_heavy_tailed_seeds_flag_at_most_the_most_extreme_one():
+    """Means far from normal (a population's state flips in some seeds): the t limit alone flags several
+    correct runs at a Bonferroni level; with the seeds' own largest excess as the floor, at most the one run
+    more extreme than all others can be flagged (1 / n), whatever the distribution."""
+    rng = np.random.default_rng(8)
+    rows = [list(np.exp(rng.standard_t(1.5, 20) * 0.2)) for _ in range(50)]  # 50 comparisons, 20 seeds
+    flagged_by_t, flagged = 0, 0
+    for j in range(20):
+        excess = [ensemble.offset({"mean": r[j], "ensemble_means": r, "ensemble_self": j}, 0.05 / 50) for r in rows]
+        largest = max(value / limit for value, limit, _ in excess)
+        floor = ensemble.seed_excess(rows, [j] * 50, [0.05 / 50] * 50)
+        flagged_by_t += largest > 1
+        flagged += largest > max(1.0, floor)
+    assert flagged_by_t >= 2 and flagged <= 1
+
+
 def test_members_without_spread_give_no_limit():
     """Two members with the same mean (a small population's rate is a count) allow no spread: no limit, not zero."""
     value, limit, scale = ensemble.offset({"mean": 0.5, "ensemble_means": [0.4, 0.4, 0.5], "ensemble_self": 2}, 0.05)
@@ -147,6 +178,20 @@ def test_verdict_and_table_judge_against_the_ensemble():
         assert table.loc[name, "validation_passed"] == expected["passed"]
         assert table.loc[name, "validation_problems"] == "; ".join(expected["problems"])
         assert table.loc[name, "validation_excess_rate"] == pytest.approx(expected["worst"]["rate"]["excess"])
+        assert table.loc[name, "validation_seed_excess"] == pytest.approx(expected["seed_excess"])
+
+
+def test_a_point_beyond_the_t_limit_passes_where_a_reference_seed_lies_further_out():
+    """The floor of a point's excess is the seeds' own largest: a point off by more than the t limit allows,
+    less than a member is off by in another population, is no more extreme than the reference itself."""
+    quiet = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0]
+    point = {"population": "E", "statistic": "rate", "mean": 1.6, "ks_ensemble": 0.1, "n_ensemble": 6}
+    point |= {"ensemble_means": [*quiet, 1.6], "ensemble_self": 6, "n_neurons": 100}
+    member = dict(point, population="I", mean=1.0, ensemble_means=[1.0, 1.1, 0.9, 1.05, 3.5, 1.0, 1.0])
+    alone = validation.verdict({"checked": True, "rows": [point]}, TOLERANCE)
+    assert alone["passed"] is False and alone["problems"][0].startswith("E rate: log mean off by")
+    beside = validation.verdict({"checked": True, "rows": [point, member]}, TOLERANCE)
+    assert beside["passed"] is True and beside["seed_excess"] > max(w["excess"] for w in alone["worst"].values())
 
 
 def test_rates_agree_within_what_the_reference_seeds_allow():

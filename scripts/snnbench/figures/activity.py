@@ -178,7 +178,7 @@ def correlation_distribution(ax, data: PanelData) -> None:
 
 
 @panel(
-    "Kolmogorov-Smirnov distance of each point's statistics to its reference run, relative to the tolerance "
+    "each point's largest judged difference from its reference per statistic, relative to what it is allowed "
     "(above 1 = outside: the point is invalid)"
 )
 def validation_distances(ax, data: PanelData) -> None:
@@ -213,5 +213,5 @@ def validation_distances(ax, data: PanelData) -> None:
     ax.set_xlim(-0.5, len(order) - 0.5)
     ax.set_ylim(bottom=0, top=top)
     ax.set_xlabel("statistic (worst population of each point)")
-    ax.set_ylabel("KS to reference / allowed")
+    ax.set_ylabel("judged / allowed")
     legend(ax)

@@ -108,6 +108,46 @@ def offsets(points, ensemble_means, self_indexes, alphas, ensemble_sems=None):
     return np.array(judged, dtype=float), limit, np.array(scales, dtype=object)
 
 
+def seed_excess(ensemble_means, self_indexes, alphas, ensemble_sems=None) -> float:
+    """The reference seeds' own largest excess over a point's rows (`offsets`' rows of one point): each run
+    other than the point (every member, and the point's own value left out) judged as the point is, against
+    the other runs of the row (the point among them: all n + 1 runs are exchangeable when the point is drawn
+    as the members are), |difference| / limit, the largest over runs and rows. NaN where no row has a spread.
+    A point is flagged only where its own largest excess exceeds max(1, this): then, whatever the
+    distribution of the runs' means, a correct point is flagged at most when it is the most extreme of the
+    n + 1 runs, a chance of 1 / (n + 1) (a conformal bound: Vovk et al. 2005, Algorithmic Learning in a
+    Random World), and the t rule's normal model holds it near `alpha` where the means are close to normal."""
+    from scipy import stats
+
+    ensemble_sems = [None] * len(ensemble_means) if ensemble_sems is None else ensemble_sems
+    largest = math.nan
+    for values, self_index, alpha, sems in zip(ensemble_means, self_indexes, alphas, ensemble_sems, strict=True):
+        if not isinstance(values, list):
+            continue
+        index = None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
+        runs = np.array([v if _finite(v) else math.nan for v in values], dtype=float)
+        noise = _noise(sems, index)
+        if math.isfinite(noise) and noise > 0:
+            runs = np.arcsinh(runs / noise)
+        elif np.all(runs[np.isfinite(runs)] > 0):
+            runs = np.log(runs)
+        kept = np.isfinite(runs)
+        n = int(kept.sum()) - 1  # the other runs of each run
+        if n < MIN_MEMBERS - 1:
+            continue
+        total, squares = runs[kept].sum(), (runs[kept] ** 2).sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (total - runs) / n
+            sd = np.sqrt(np.maximum((squares - runs**2 - n * mean**2) / (n - 1), 0.0))
+            sd = np.where(sd <= 1e-9 * np.maximum(1.0, np.abs(mean)), math.nan, sd)
+            excess = np.abs(runs - mean) / (stats.t.ppf(1 - alpha / 2, n - 1) * sd * math.sqrt(1 + 1 / n))
+        if index is not None and 0 <= int(index) < excess.size:
+            excess[int(index)] = math.nan
+        if np.isfinite(excess).any():
+            largest = float(np.nanmax([largest, np.nanmax(excess)]))
+    return largest
+
+
 def _finite(value) -> bool:
     return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
 

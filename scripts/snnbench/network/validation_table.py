@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.network import ensemble as ensemble_module
-from snnbench.network.validation import MEASURES, STATISTICS
+from snnbench.network.validation import MEASURES, STATISTICS, bound_text, threshold
 
 
 def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
@@ -48,8 +48,30 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     seeds_text = "reference seeds (n=" + counts.fillna(0).astype(int).astype(str) + ")"
     compared["against"] = np.where(use, seeds_text, "reference")
     compared["measure"] = np.where(use, pd.Series(scales).map(MEASURES).to_numpy(), "KS")
-    compared["excess"] = compared["judged"] / compared["allowed"]
+    guards = (
+        _seed_excess(compared[has_ensemble], tolerance["alpha"] / count[has_ensemble]) if has_ensemble.any() else {}
+    )
+    compared["seed_excess"] = compared["path"].map(guards).astype(float)
+    compared["scale"] = np.where(use, compared["seed_excess"].map(threshold), 1.0)
+    compared["excess"] = compared["judged"] / (compared["allowed"] * compared["scale"])
     return compared
+
+
+def _seed_excess(rows: pd.DataFrame, alphas: np.ndarray) -> dict:
+    """Per point (path): the reference seeds' own largest excess (validation.point_seed_excess, many at once)."""
+    if rows.empty:
+        return {}
+    sems = rows["ensemble_sems"] if "ensemble_sems" in rows else pd.Series(None, index=rows.index, dtype=object)
+    parts = pd.DataFrame(
+        {"means": rows["ensemble_means"], "self": rows["ensemble_self"], "alpha": alphas, "sems": sems},
+        index=rows.index,
+    ).groupby(rows["path"], sort=False)
+    return {
+        path: ensemble_module.seed_excess(
+            part["means"].tolist(), part["self"].tolist(), part["alpha"].tolist(), part["sems"].tolist()
+        )
+        for path, part in parts
+    }
 
 
 def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
@@ -69,7 +91,7 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
         for stat in STATISTICS
         for kind, suffix in (("ks", "_max"), ("wasserstein", "_max"), ("ks_seeds", "_max"), ("validation_excess", ""))
     ]
-    for column in wide_columns:
+    for column in [*wide_columns, "validation_seed_excess"]:
         out[column] = np.nan
     problems = pd.Series("", index=out.index, dtype=object)
     # (no row compared with a reference, e.g. where the reference point failed: no such column)
@@ -84,7 +106,9 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
                     out.loc[sub.index, f"ks_{stat}_max"] = sub["ks"]
                     out.loc[sub.index, f"wasserstein_{stat}_max"] = sub["wasserstein_reference"]
                     out.loc[sub.index, f"validation_excess_{stat}"] = sub["excess"]
-            bad = compared[compared["judged"] > compared["allowed"]]
+            guard = compared.groupby("path")["seed_excess"].first()
+            out.loc[guard.index, "validation_seed_excess"] = guard
+            bad = compared[compared["judged"] > compared["allowed"] * compared["scale"]]
             bad = bad.iloc[np.argsort(bad["statistic"].map(STATISTICS.index).to_numpy(), kind="stable")]
             text = (
                 bad["population"]
@@ -97,7 +121,7 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
                 + " to "
                 + bad["against"].astype(str)
                 + " > "
-                + bad["allowed"].map("{:.3f}".format).astype(str)
+                + pd.Series(list(map(bound_text, bad["allowed"], bad["scale"])), index=bad.index, dtype=object)
             )
             problems.update(text.groupby(bad["path"]).agg("; ".join))
         seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
