@@ -29,11 +29,13 @@ def test_tables_are_judged_against_the_shared_ensemble_they_name(tmp_path, monke
     (tmp_path / "results/ensemble-m-0123456789").mkdir(parents=True)
     ensemble.to_csv(tmp_path / "results/ensemble-m-0123456789/points.csv", index=False)
     changed = table("changed", "other", [(5.0, 2.0), (7.0, 2.0)], [True, False], [True, False])
+    changed = pd.concat([changed, table("changed", "other", [(7.1, 2.0)] * 2, [False] * 2, [False] * 2)])
     changed.to_csv(tmp_path / "changed.csv", index=False)
 
     reference, judged = bench_validation.judge_tables([tmp_path / "changed.csv"])
     assert reference["runs"] == "ensemble-m-0123456789 (ref), leave-one-out" and reference["n"] == 6
     assert not any(reference["rates"]) and not any(reference["statistics"])
     assert judged["runs"] == "changed (other)"
-    assert judged["statistics"] == [False, True] and judged["invalid"] == [False, True]
-    assert judged["rates"] == [False, True]  # A at 7 spikes/s: outside the seeds' 5 +- 0.1
+    assert judged["statistics"] == [False, True, True, True] and judged["invalid"] == [False, True, True, True]
+    assert judged["rates"] == [False, True, True, True]  # A at 7 spikes/s: outside the seeds' 5 +- 0.1
+    assert judged["seed_means"] == [True] and len(reference["seed_means"]) == bench_validation.SPLITS

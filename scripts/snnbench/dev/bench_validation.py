@@ -47,6 +47,7 @@ HPC_CHANGES = {
 # double precision. Not its iaf_psc_exp neuron: that one reads NEST's exported network with DC input, whose
 # seeds do not vary (no Poisson input), so it has no ensemble to be judged against.
 SECOND = {"simulator": "genn-cpu", "genn": {"precision": "double"}}
+SPLITS = 500  # random halves of the reference seeds whose seed means are compared (judge_tables)
 
 
 def point_config(args, seed: int, change: dict | None, second: bool = False) -> tuple[dict, dict]:
@@ -131,7 +132,9 @@ def judge_tables(tables: list[Path]) -> list[dict]:
     """judge's lines from the workflow's tables (the multi-area model's, make bench-validation): the experiments'
     points and their shared reference ensemble's table (named by the points' `validation_reference_point`), each
     reference seed leave-one-out. Statistics: the collected verdict (validation_passed); rates: each run's against
-    the reference seeds, as `judge` does; invalid: the table's `valid` (validation and activity checks)."""
+    the reference seeds, as `judge` does; invalid: the table's `valid` (validation and activity checks); seed means:
+    whether the runs' seed means differ from the reference seeds' (ensemble.rates_agree, the rule of
+    rates_agree_with_<reference>), for the reference itself over SPLITS random halves of its seeds."""
     frames = [read_points(path) for path in tables]
     named = {str(p).split("/")[1] for f in frames for p in f["validation_reference_point"].dropna()}
     frames = [read_points(Path("results") / name / "points.csv") for name in sorted(named)] + frames
@@ -146,6 +149,13 @@ def judge_tables(tables: list[Path]) -> list[dict]:
         for path, row in zip(frame["path"], frame[columns].to_numpy(dtype=float), strict=True):
             others = members.loc[members["path"] != path, columns].to_numpy(dtype=float)  # leave-one-out
             differ.append(not ensemble.rates_agree(others, row[None, :])["agrees"].all())
+        rates = frame[columns].to_numpy(dtype=float)
+        if mine.all():
+            halves = [np.random.default_rng(k).permutation(len(rates)) for k in range(SPLITS)]
+            split = [(rates[h[: len(h) // 2]], rates[h[len(h) // 2 :]]) for h in halves]
+        else:
+            split = [(members[columns].to_numpy(dtype=float), rates)]
+        means_differ = [not ensemble.rates_agree(a, b)["agrees"].all() for a, b in split]
         name = f"{frame['experiment'].iloc[0]} ({', '.join(dict.fromkeys(frame['simulator']))})"
         lines.append(
             {
@@ -154,6 +164,7 @@ def judge_tables(tables: list[Path]) -> list[dict]:
                 "statistics": list(frame["validation_passed"] == False),  # noqa: E712 (NaN: not judged)
                 "rates": differ,
                 "invalid": list(~frame["valid"].astype(bool)),
+                "seed_means": means_differ,
             }
         )
     return lines
@@ -176,10 +187,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tables", nargs="+", type=Path, help="judge the workflow's points.csv tables instead")
     args = parser.parse_args(argv)
     if args.tables:
-        print(f"{'runs judged':60s} {'n':>3s}  {'flagged (statistics)':>20s}  {'rates differ':>12s}  {'invalid':>7s}")
+        keys = ("statistics", "rates", "invalid", "seed_means")
+        print(f"{'runs judged':64s} {'n':>3s}  flagged (statistics)  rates differ  invalid  seed means differ")
         for line in judge_tables(args.tables):
-            shares = [np.mean(line[key]) for key in ("statistics", "rates", "invalid")]
-            print(f"{line['runs']:60s} {line['n']:3d}  {shares[0]:20.0%}  {shares[1]:12.0%}  {shares[2]:7.0%}")
+            shares = [np.mean(line[key]) for key in keys]
+            print(
+                f"{line['runs']:64s} {line['n']:3d}  {shares[0]:20.0%}  {shares[1]:12.0%}  {shares[2]:7.0%}  "
+                f"{shares[3]:17.0%}" + (f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else "")
+            )
         return
     changes = CHANGES if args.model == "pd14" else HPC_CHANGES
     chosen = [c.strip() for c in (args.changes or ",".join(changes)).split(",") if c.strip()]
