@@ -274,8 +274,9 @@ bench-binding: env
 ## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
 ## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);
 ## hpc_benchmark's at its preset's size (20 seeds and inhibition x0.95-0.8, N = 1, K = 0.1, 1 s: ~40 min); the multi-area
-## model's all-area run against INM-6's own code (config/experiments/mam-validation.yaml). Runs kept in
-## results/bench-validation and reused (~2.5 h)
+## model's all-area run against 20 seeds of INM-6's own code, and with its weights x1.05-1.2
+## (config/experiments/mam-validation.yaml, 58 points: ~40 min), judged from its tables. Runs kept in
+## results/bench-validation and results/, and reused (~2.5 h)
 bench-validation: env
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --neuron-scale 0.1 --indegree-scale 0.1 \
 	  --out results/bench-validation/pd14 $(ARGS)
