@@ -117,15 +117,35 @@ def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[d
         ].all()
         for j in range(len(reference))
     ]
-    lines.append({"runs": "reference seeds (leave-one-out)", "n": len(fp), "statistics": fp, "rates": fp_rates})
+    lines.append(
+        {
+            "runs": "reference seeds (leave-one-out)",
+            "n": len(fp),
+            "statistics": fp,
+            "rates": fp_rates,
+            "seed_means": seed_means_differ(ref_rates),
+        }
+    )
     for name, folders in changed.items():  # the second simulator's runs: a false positive where flagged
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
         found = [flagged(s, members, None, tolerance, min_samples) for s in stats]
-        differ = [
-            not ensemble.rates_agree(ref_rates, rates(f)[None, :], tolerance["alpha"])["agrees"].all() for f in folders
-        ]
-        lines.append({"runs": name, "n": len(found), "statistics": found, "rates": differ})
+        runs = np.array([rates(f) for f in folders])
+        differ = [not ensemble.rates_agree(ref_rates, run[None, :], tolerance["alpha"])["agrees"].all() for run in runs]
+        means = seed_means_differ(ref_rates, runs)
+        lines.append({"runs": name, "n": len(found), "statistics": found, "rates": differ, "seed_means": means})
     return lines
+
+
+def seed_means_differ(reference: np.ndarray, other: np.ndarray | None = None) -> list[bool]:
+    """Whether the seed means of `other` (runs x populations) differ from the reference's (ensemble.rates_agree, the
+    rule of rates_agree_with_<reference>); without `other`, for SPLITS random halves of the reference's seeds."""
+    if other is not None:
+        return [not ensemble.rates_agree(reference, other)["agrees"].all()]
+    halves = [np.random.default_rng(k).permutation(len(reference)) for k in range(SPLITS)]
+    return [
+        not ensemble.rates_agree(reference[h[: len(h) // 2]], reference[h[len(h) // 2 :]])["agrees"].all()
+        for h in halves
+    ]
 
 
 def judge_tables(tables: list[Path]) -> list[dict]:
@@ -150,12 +170,9 @@ def judge_tables(tables: list[Path]) -> list[dict]:
             others = members.loc[members["path"] != path, columns].to_numpy(dtype=float)  # leave-one-out
             differ.append(not ensemble.rates_agree(others, row[None, :])["agrees"].all())
         rates = frame[columns].to_numpy(dtype=float)
-        if mine.all():
-            halves = [np.random.default_rng(k).permutation(len(rates)) for k in range(SPLITS)]
-            split = [(rates[h[: len(h) // 2]], rates[h[len(h) // 2 :]]) for h in halves]
-        else:
-            split = [(members[columns].to_numpy(dtype=float), rates)]
-        means_differ = [not ensemble.rates_agree(a, b)["agrees"].all() for a, b in split]
+        means_differ = (
+            seed_means_differ(rates) if mine.all() else seed_means_differ(members[columns].to_numpy(float), rates)
+        )
         name = f"{frame['experiment'].iloc[0]} ({', '.join(dict.fromkeys(frame['simulator']))})"
         lines.append(
             {
@@ -213,10 +230,11 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.model} on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
         f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"
     )
-    print(f"{'runs judged':34s} {'n':>3s}  {'flagged (spike statistics)':>27s}  {'rates differ':>12s}")
+    print(f"{'runs judged':34s} {'n':>3s}  {'flagged (spike statistics)':>27s}  rates differ  seed means differ")
     for line in judge(args, reference, changed):
-        share, rate_share = np.mean(line["statistics"]), np.mean(line["rates"])
-        print(f"{line['runs']:34s} {line['n']:3d}  {share:27.0%}  {rate_share:12.0%}")
+        shares = [np.mean(line[key]) for key in ("statistics", "rates", "seed_means")]
+        halves = f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else ""
+        print(f"{line['runs']:34s} {line['n']:3d}  {shares[0]:27.0%}  {shares[1]:12.0%}  {shares[2]:17.0%}{halves}")
 
 
 if __name__ == "__main__":
