@@ -288,6 +288,14 @@ def test_a_shared_ensembles_runs_are_drawn_beside_the_points_they_judged(tables)
     assert set(alone.distributions["simulator"]) == {"brian2-cpp"}
 
 
+def test_distributions_of_many_area_populations_are_pooled_by_type():
+    names = [f"A{i}-{kind}" for i in range(20) for kind in ("E", "I")]  # 40 populations, more than a panel draws
+    dist, boxes, label = figures.activity.pooled_by_type(pd.DataFrame({"population": names, "value": 1.0}), names)
+    assert boxes == ["E", "I"] and set(dist["population"]) == {"E", "I"} and "40 populations" in label
+    few = names[:8]
+    assert figures.activity.pooled_by_type(pd.DataFrame({"population": few}), few)[1] == few
+
+
 def test_rates_by_simulator(data):
     from snnbench.network import rate_agreement
 

@@ -21,6 +21,9 @@ def network_model(points: pd.DataFrame):
     return models.get(names[0] if len(names) else models.DEFAULT)
 
 
+MAX_BOXES = 32  # populations a distribution panel draws one by one (more are unreadable)
+
+
 def populations(points: pd.DataFrame) -> list[str]:
     """The populations of a table's points: its model's, or where they depend on the point (the
     multi-area model's simulated areas), the table's rate columns."""
@@ -124,6 +127,16 @@ def rates_by_simulator(ax, data: PanelData) -> None:
     legend(ax, title=data.series)
 
 
+def pooled_by_type(dist: pd.DataFrame, order: list[str]) -> tuple[pd.DataFrame, list[str], str]:
+    """(samples, boxes in order, x label): one box per population, or where there are more than MAX_BOXES named
+    <area>-<type> (the multi-area model's 254), one per type with every area's neurons pooled."""
+    if len(order) <= MAX_BOXES or not all("-" in name for name in order):
+        return dist, order, "population"
+    kind = {name: name.split("-", 1)[1] for name in order}
+    label = f"population type (the neurons of {len(order)} populations pooled over areas)"
+    return dist.assign(population=dist["population"].map(kind)), list(dict.fromkeys(kind.values())), label
+
+
 def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
     import seaborn as sns
 
@@ -135,13 +148,14 @@ def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
     hue = data.series if sub[data.series].nunique() > 1 else "shape"
     shown = data.with_reference  # the reference ensemble's run beside the points where it is another table's
     order = [v for v in dict.fromkeys(shown.sort_values("vps", kind="stable")[hue]) if v in set(sub[hue])]
+    sub, boxes, xlabel = pooled_by_type(sub, populations(data.points))
     sns.boxplot(
         sub[sub["valid"].astype(bool)],
         x="population",
         y="value",
         hue=hue,
         hue_order=order,
-        order=populations(data.points),
+        order=boxes,
         palette=colors(order),
         fliersize=0,
         whis=(5, 95),
@@ -150,9 +164,9 @@ def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
     )
     invalid = sub[~sub["valid"].astype(bool)]
     if not invalid.empty:
-        med = invalid.groupby("population")["value"].median().reindex(populations(data.points))
+        med = invalid.groupby("population")["value"].median().reindex(boxes)
         ax.scatter(range(len(med)), med, label="invalid (median)", **INVALID)
-    ax.set_xlabel("population")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(label)
     legend(ax, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, title=hue, alignment="right")
 
