@@ -133,7 +133,7 @@ def pooled_by_type(dist: pd.DataFrame, order: list[str]) -> tuple[pd.DataFrame, 
     if len(order) <= MAX_BOXES or not all("-" in name for name in order):
         return dist, order, "population"
     kind = {name: name.split("-", 1)[1] for name in order}
-    label = f"population type (the neurons of {len(order)} populations pooled over areas)"
+    label = f"population type ({len(order)} populations pooled over areas)"
     return dist.assign(population=dist["population"].map(kind)), list(dict.fromkeys(kind.values())), label
 
 
