@@ -279,6 +279,8 @@ def test_a_shared_ensembles_runs_are_drawn_beside_the_points_they_judged(tables)
     own, ensemble = points[points["simulator"] == "brian2-cpp"], points[points["simulator"] == "nest"]
     data = figures.PanelData(own.copy(), reference=ensemble.copy())
     assert len(data.with_reference) == len(points) and figures.PanelData(own).with_reference is own
+    other_table = figures.PanelData(own.copy(), reference=ensemble.assign(experiment="ensemble-pd14-0123456789"))
+    assert set(other_table.with_reference["experiment"]) == set(own["experiment"])  # judged as its own reference
     data.distributions = figures.load_distributions(stats, data.with_reference)
     _, ax = draw("rate_distribution", data)
     assert [t.get_text() for t in ax.get_legend().get_texts()][:2] == SERIES

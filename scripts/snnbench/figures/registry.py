@@ -35,7 +35,12 @@ class PanelData:
         if self.reference is None or self.reference.empty:
             return self.points
         extra = self.reference[~self.reference["path"].isin(self.points["path"])]
-        return pd.concat([self.points, extra], ignore_index=True) if not extra.empty else self.points
+        if extra.empty:
+            return self.points
+        if "experiment" in self.points and self.points["experiment"].nunique() == 1:
+            # compared as the experiment's own reference runs (rate agreement groups by experiment), as at collect
+            extra = extra.assign(experiment=self.points["experiment"].iloc[0])
+        return pd.concat([self.points, extra], ignore_index=True)
 
     @property
     def valid(self) -> pd.DataFrame:
