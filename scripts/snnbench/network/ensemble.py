@@ -71,6 +71,23 @@ def _scale(point, kept: list, noise: float) -> tuple[float, list, str]:
     return value, kept, "linear"
 
 
+def _member_index(self_index) -> int | None:
+    """A row's ensemble_self as an index (None where the point is no member: None, or NaN read from a table)."""
+    return None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
+
+
+def _no_spread(sd, mean):
+    """Equal means summed in another order differ in their last bits: that is no spread either."""
+    return sd <= 1e-9 * np.maximum(1.0, np.abs(mean))
+
+
+def _prediction_limit(sd, n, alpha):
+    """Half-width of the two-sided t prediction interval of one new run from n: t(1 - a/2, n - 1) · sd · √(1 + 1/n)."""
+    from scipy import stats
+
+    return stats.t.ppf(1 - np.asarray(alpha, dtype=float) / 2, n - 1) * sd * np.sqrt(1 + 1 / n)
+
+
 def _noise(sems, index) -> float:
     """GLOG_NOISE x the members' median standard error of their mean (NaN where unknown)."""
     kept = [d for d in others(sems if isinstance(sems, list) else [], index) if _finite(d)]
@@ -83,25 +100,21 @@ def offsets(points, ensemble_means, self_indexes, alphas, ensemble_sems=None):
     comparison and the ensemble_sems lists (None where a row has none). Returns the |differences|, the limits
     and the scales. The limit is the two-sided t prediction interval t(1 - a/2, n - 1) · sd · sqrt(1 + 1/n) of
     the n members' scaled means, the point left out where it is one of them."""
-    from scipy import stats
-
     ensemble_sems = [None] * len(points) if ensemble_sems is None else ensemble_sems
     judged, n, sd, scales = [], [], [], []
     for point, values, self_index, sems in zip(points, ensemble_means, self_indexes, ensemble_sems, strict=True):
-        index = None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
+        index = _member_index(self_index)
         kept = [d for d in others(values if isinstance(values, list) else [], index) if _finite(d)]
         value, kept, scale = _scale(point, kept, _noise(sems, index))
         scales.append(scale)
         n.append(len(kept))
         judged.append(abs(value - float(np.mean(kept))) if kept else math.nan)
         spread = float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan
-        # Equal means summed in another order differ in their last bits: that is no spread either.
-        sd.append(0.0 if spread <= 1e-9 * max(1.0, abs(float(np.mean(kept)))) else spread)
+        sd.append(0.0 if _no_spread(spread, float(np.mean(kept)) if kept else math.nan) else spread)
     n, sd = np.array(n, dtype=float), np.array(sd)
     enough = n >= MIN_MEMBERS - 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        quantile = stats.t.ppf(1 - np.asarray(alphas, dtype=float) / 2, np.where(enough, n - 1, 1))
-        limit = np.where(enough, quantile * sd * np.sqrt(1 + 1 / np.maximum(n, 1)), math.nan)
+        limit = np.where(enough, _prediction_limit(sd, np.where(enough, n, 2.0), alphas), math.nan)
     # Members that agree exactly (a small population's rate is a count: two seeds can give the same one) give no
     # spread to judge by: the row falls back to the one-run rule instead of allowing nothing.
     limit = np.where(limit > 0, limit, math.nan)
@@ -117,14 +130,12 @@ def seed_excess(ensemble_means, self_indexes, alphas, ensemble_sems=None) -> flo
     distribution of the runs' means, a correct point is flagged at most when it is the most extreme of the
     n + 1 runs, a chance of 1 / (n + 1) (a conformal bound: Vovk et al. 2005, Algorithmic Learning in a
     Random World), and the t rule's normal model holds it near `alpha` where the means are close to normal."""
-    from scipy import stats
-
     ensemble_sems = [None] * len(ensemble_means) if ensemble_sems is None else ensemble_sems
     largest = math.nan
     for values, self_index, alpha, sems in zip(ensemble_means, self_indexes, alphas, ensemble_sems, strict=True):
         if not isinstance(values, list):
             continue
-        index = None if self_index is None or (isinstance(self_index, float) and math.isnan(self_index)) else self_index
+        index = _member_index(self_index)
         runs = np.array([v if _finite(v) else math.nan for v in values], dtype=float)
         noise = _noise(sems, index)
         if math.isfinite(noise) and noise > 0:
@@ -139,8 +150,8 @@ def seed_excess(ensemble_means, self_indexes, alphas, ensemble_sems=None) -> flo
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = (total - runs) / n
             sd = np.sqrt(np.maximum((squares - runs**2 - n * mean**2) / (n - 1), 0.0))
-            sd = np.where(sd <= 1e-9 * np.maximum(1.0, np.abs(mean)), math.nan, sd)
-            excess = np.abs(runs - mean) / (stats.t.ppf(1 - alpha / 2, n - 1) * sd * math.sqrt(1 + 1 / n))
+            sd = np.where(_no_spread(sd, mean), math.nan, sd)
+            excess = np.abs(runs - mean) / _prediction_limit(sd, n, alpha)
         if index is not None and 0 <= int(index) < excess.size:
             excess[int(index)] = math.nan
         if np.isfinite(excess).any():

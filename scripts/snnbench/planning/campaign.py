@@ -354,7 +354,8 @@ class Campaign:
 
         panels = self.figures[experiment][figure]
         series = self.family[experiment].series_of(self.experiments[experiment])
-        shown = self.context_points(experiment) if self.figure_reference(experiment) else []
+        # the shared ensemble's members that judged the experiment (none without one): its figures show them
+        shown = self.context_points(experiment)
         return {"panels": panels, "series": series, "caption": caption(panels), "reference_points": shown}
 
     def figure_reference(self, experiment: str) -> list[str]:
