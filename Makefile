@@ -23,7 +23,7 @@ endif
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory bench-training-memory-conv report archive crate regression compare-builds test lint format bench \
-	history-add dashboard bench-history nest-source \
+	history-add dashboard bench-history \
 	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean
 
 env: $(VENV)/.installed
@@ -121,23 +121,15 @@ dashboard: env
 	$(VENV)/bin/python -m snnbench.results.dashboard $(if $(OUT),--out $(OUT)) $(HISTORY_PLACE)
 
 ## bench-history: the default experiment and three NEST releases through the builds axis (config/experiments/
-## nest-releases.yaml: 3.8 from its release tree, made by `make nest-source` first, 3.9 and 3.10.0 from PyPI) on this
-## machine, each added to the history, then its table per version and the dashboard (~45 min on 2 cores, the 3.8 build
-## included)
-bench-history: env nest-source
+## nest-releases.yaml: 3.8 from its release tree, a third-party source fetched and verified like GeNN's, 3.9 and 3.10.0
+## from PyPI) on this machine, each added to the history, then its table per version and the dashboard (~45 min on
+## 2 cores, the 3.8 build included)
+bench-history: env
 	$(SNAKEMAKE) $(ARGS)
 	$(SNAKEMAKE) --configfile config/experiments/nest-releases.yaml $(ARGS)
 	$(MAKE) history-add
 	$(VENV)/bin/python -m snnbench.results.history show $(HISTORY_PLACE)
 	$(MAKE) dashboard
-
-## nest-source: a NEST release tree for the builds axis, once per machine: make nest-source [TAG=v3.8]
-## (git clone of nest/nest-simulator at the tag into $(NEST_SOURCES)/nest-simulator-<tag>, ~/src by default)
-NEST_SOURCES ?= $(HOME)/src
-TAG ?= v3.8
-nest-source:
-	@test -d $(NEST_SOURCES)/nest-simulator-$(TAG) || git clone --quiet --depth 1 --branch $(TAG) \
-	  https://github.com/nest/nest-simulator $(NEST_SOURCES)/nest-simulator-$(TAG)
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]

@@ -21,9 +21,6 @@ pytestmark = pytest.mark.slow
 
 PRESETS = sorted(path.name for path in (REPO / "config" / "experiments").glob("*.yaml"))
 WORKERS = 2
-# Presets that build a source tree made once per machine (`make nest-source`): without it, one line per
-# experiment names the key and the command that makes it, before any job.
-SOURCE_TREES = {"nest-releases.yaml": Path.home() / "src" / "nest-simulator-v3.8"}
 DESCRIPTION = "networks/multi_area_model/N0.01_K0.01_ground_V1+V2/description.json"
 
 
@@ -53,10 +50,6 @@ def test_there_are_presets():
 def test_each_preset_dry_runs_in_a_fresh_copy(dry_runs, preset):
     proc = dry_runs[preset]
     output = proc.stdout + proc.stderr
-    if preset in SOURCE_TREES and not SOURCE_TREES[preset].is_dir():
-        refused = [line for line in output.splitlines() if "builds.nest-3.8.source" in line]
-        assert proc.returncode != 0 and refused and all("make nest-source" in line for line in refused), output
-        return
     assert proc.returncode == 0, f"{preset}: {output[-3000:]}"
     assert "This was a dry-run" in output and "Exception" not in output and "Traceback" not in output
 

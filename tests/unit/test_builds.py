@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tarfile
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import config_problems, experiment, validated
 from snnbench import environments, families, planning
-from snnbench.environments import builds, maker
+from snnbench.environments import builds, maker, sources
 from snnbench.results import regression
 
 WHEELS = {"nest-3.9": {"pip": "nest-simulator==3.9.0.post0.dev14"}, "nest-3.10.0": {"pip": "nest-simulator==3.10.0"}}
@@ -122,6 +123,53 @@ def test_a_source_tree_without_a_pip_build_installs_with_cmake(tmp_path):
     (tree / "CMakeLists.txt").unlink()
     found = config_problems(experiment(builds={"v3.8": {"source": str(tree)}}))
     assert "builds.v3.8.source" in found[0] and "no CMakeLists.txt" in found[0], found
+
+
+def test_a_release_named_by_source_is_fetched_and_keyed_by_its_files_not_looked_for_as_a_path(tmp_path, monkeypatch):
+    """`source: nest-simulator-3.8` needs no folder made by hand (issue 52): it plans on a machine without
+    ~/src, its key is the release's files digest, and CMake installs it; an unknown release is refused
+    naming the releases there are."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    release = {"source": "nest-simulator-3.8", "cmake": {"with-models": "iaf_psc_exp;poisson_generator"}}
+    assert config_problems(experiment(builds={"nest-3.8": release})) == []
+    build = builds.point_build("nest", "nest-simulator", "nest-3.8", release)
+    assert build["source"] == "nest-simulator-3.8"  # not made a path of the working directory
+    assert build["source_state"] == {
+        "third_party": "nest-simulator-3.8",
+        "files_sha256": sources.SOURCES["nest-simulator-3.8"].files_sha256,
+    }
+    assert builds.recipe(build) == "cmake-install" and "cython==3.0.12" in build["requirements"]
+    found = config_problems(experiment(builds={"nest-3.7": {"source": "nest-simulator-3.7"}}))
+    assert "builds.nest-3.7.source" in found[0] and "nest-simulator-3.8" in found[0], found
+
+
+def test_a_release_is_unpacked_from_its_verified_archive_and_its_tree_removed_once_installed(tmp_path, monkeypatch):
+    """The maker's path for a release: the archive located (a folder here), its tree unpacked into the
+    environment, handed to CMake's install, then removed."""
+    tree = tmp_path / "upstream" / "nest-simulator-9.9"
+    tree.mkdir(parents=True)
+    (tree / "CMakeLists.txt").write_text("project(nest)\n")
+    archive = tmp_path / "folder" / "nest-simulator-9.9.tar.gz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tree, "nest-simulator-9.9")
+    release = sources.Source(
+        "nest-simulator-9.9",
+        sources.GITHUB + "nest/nest-simulator/archive/refs/tags/v9.9.tar.gz",
+        sources.files_digest(archive),
+        "GPL-2.0-or-later",
+        recipe="cmake-install",
+    )
+    monkeypatch.setitem(sources.SOURCES, release.name, release)
+    installed = []
+    monkeypatch.setattr(maker, "_cmake_install", lambda build, *_: installed.append(build["source"]))
+    prefix = tmp_path / "env"
+    prefix.mkdir()
+    with open(tmp_path / "log", "w") as log:
+        maker._build_source({"source": release.name}, prefix, log, 1, sources.Settings(folder=str(archive.parent)))
+    assert installed == [str(prefix / "archive-source" / release.name)]
+    assert not (prefix / "archive-source").exists()
 
 
 def test_builds_only_for_simulators_that_have_them_and_mpi_only_with_mpi_builds():

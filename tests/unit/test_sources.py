@@ -155,6 +155,25 @@ def test_a_subset_is_digested_over_the_files_it_uses(tmp_path):
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == ["README", "src/main.c"]
 
 
+def test_files_a_source_excludes_are_neither_digested_nor_unpacked(tmp_path):
+    """NEST 3.8's CI copy lacks one example's GIF that GitHub's archive has: both verify."""
+    tree = tmp_path / "nest-simulator-3.8"
+    (tree / "pynest").mkdir(parents=True)
+    (tree / "CMakeLists.txt").write_text("project(nest)\n")
+    source = sources.Source("x", "u", "", "GPL", exclude=("pynest/*.gif",))
+    without = tmp_path / "without.tar.gz"
+    with tarfile.open(without, "w:gz") as tar:
+        tar.add(tree, tree.name)
+    (tree / "pynest" / "picture.gif").write_bytes(b"GIF89a")
+    with_gif = tmp_path / "with.tar.gz"
+    with tarfile.open(with_gif, "w:gz") as tar:
+        tar.add(tree, tree.name)
+    assert sources.files_digest(with_gif, source) == sources.files_digest(without, source)
+    assert sources.files_digest(with_gif) != sources.files_digest(without)
+    unpacked = sources.unpack(source, with_gif, tmp_path / "out")
+    assert (unpacked / "CMakeLists.txt").exists() and not (unpacked / "pynest" / "picture.gif").exists()
+
+
 def test_an_archive_of_several_top_folders_is_refused(tmp_path):
     path = tmp_path / "bad.tar.gz"
     with tarfile.open(path, "w:gz") as tar:

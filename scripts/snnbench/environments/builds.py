@@ -28,6 +28,7 @@ import tomllib
 from pathlib import Path
 
 from snnbench import environments
+from snnbench.environments import sources
 from snnbench.machine import lmod
 from snnbench.paths import REPO
 
@@ -66,7 +67,7 @@ def requirements(environment: str, package: str, build: dict) -> list[str]:
     kept = [p for p in environments.pins(environment) if project_name(p) != package]
     if "pip" in build:
         return sorted([*kept, build["pip"]])
-    extra = list(SOURCE_BUILD_TOOLS if source_recipe(build["source"]) == "wheel" else CMAKE_INSTALL_TOOLS)
+    extra = list(SOURCE_BUILD_TOOLS if recipe(build) == "wheel" else CMAKE_INSTALL_TOOLS)
     if cmake_options(build).get("with-mpi", "OFF").upper() not in ("OFF", "NO", "FALSE", "0"):
         extra += [p for p in environments.pins(MPI_ENVIRONMENT) if project_name(p) == "mpi4py"]
     return sorted({*kept, *extra})
@@ -113,14 +114,37 @@ def environment_key(requirements: list[str], source: dict | None, cmake: dict, p
     return environments.content_key(defined)
 
 
+def third_party(build: dict) -> sources.Source | None:
+    """The verified third-party source a `source` build names (e.g. `nest-simulator-3.8`: a release
+    tree fetched like GeNN's, snnbench.environments.sources), None for a path or another kind of build."""
+    return sources.SOURCES.get(build.get("source", ""))
+
+
+def recipe(build: dict) -> str:
+    """How a `source` build installs its tree: the third-party source's declared recipe (its tree is
+    unpacked only when the environment is made), else read from the tree (source_recipe)."""
+    named = third_party(build)
+    return (named.recipe or "wheel") if named else source_recipe(build["source"])
+
+
+def _tree_state(build: dict) -> dict:
+    """What defines a source build's tree: a third-party source's name and files digest, else the
+    tree's git state (source_state)."""
+    named = third_party(build)
+    if named:
+        return {"third_party": named.name, "files_sha256": named.files_sha256, "url": named.url}
+    return source_state(build["source"])
+
+
 @functools.cache
 def _point_build(environment: str, package: str, name: str, build_json: str, python: str) -> dict:
     build = json.loads(build_json)
     reqs = requirements(environment, package, build)
-    source = source_state(build["source"]) if "source" in build else None
+    source = _tree_state(build) if "source" in build else None
     entry = {"name": name, **build}
     if source is not None:
-        entry["source_state"] = {k: v for k, v in source.items() if k in ("commit", "describe", "dirty")}
+        kept = ("commit", "describe", "dirty", "third_party", "files_sha256")
+        entry["source_state"] = {k: v for k, v in source.items() if k in kept}
     entry["requirements"] = reqs
     entry["key"] = environment_key(reqs, source, cmake_options(build), python)
     return entry
@@ -131,7 +155,7 @@ def point_build(environment: str, package: str, name: str, build: dict) -> dict:
     Made once per process for all points of the build: a source tree as it is when the workflow
     plans (a later plan is a new process)."""
     build = dict(build)
-    if "source" in build:
+    if "source" in build and not third_party(build):
         build["source"] = os.path.realpath(os.path.expanduser(build["source"]))
     if is_modules(build):
         return {"name": name, **build, **({"modulepath": lmod.folders(build)} if "modulepath" in build else {})}
@@ -200,11 +224,14 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
         except ValueError as error:
             return [f"{key}.pip: {build['pip']!r} is not a pip requirement ({error})"]
         return [] if named == package else [f"{key}.pip: {build['pip']!r} does not name {package}"]
+    if third_party(build):
+        return []  # fetched and verified before any job (snnbench.planning.before_jobs.fetch_sources)
     tree = Path(os.path.expanduser(build["source"]))
     if not tree.is_dir():
+        releases = ", ".join(name for name, source in sources.SOURCES.items() if source.recipe)
         return [
-            f"{key}.source: {build['source']} is not a directory (the path of a {package} source tree; "
-            "`make nest-source TAG=<tag>` clones a NEST release)"
+            f"{key}.source: {build['source']} is not a directory: give the path of a {package} source tree "
+            f"or the name of a release fetched for you ({releases})"
         ]
     if not (tree / "CMakeLists.txt").exists():
         return [f"{key}.source: {build['source']} is not a {package} source tree (no CMakeLists.txt)"]

@@ -60,13 +60,22 @@ def _pip(prefix: Path) -> list[str]:
     return [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
 
 
-def _build_source(build: dict, prefix: Path, log, threads: int) -> None:
-    """The source tree into the environment by its recipe (builds.source_recipe), its CMake build
-    folder kept in the environment until the compiler is recorded."""
-    if builds.source_recipe(build["source"]) == "wheel":
+def _build_source(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
+    """The source tree into the environment by its recipe (builds.recipe), its CMake build folder
+    kept in the environment until the compiler is recorded. A third-party release (e.g.
+    nest-simulator-3.8) is unpacked from its verified archive first and removed once installed."""
+    named = builds.third_party(build)
+    if named:
+        archive = _source_archive({"source": named.name}, settings)
+        log.write(f"[snnbench] building {named.name} from {archive} (files SHA-256 {named.files_sha256})\n")
+        tree = sources.unpack(named, archive, prefix / "archive-source")
+        build = {**build, "source": str(tree)}
+    if builds.recipe(build) == "wheel":
         _build_wheel(build, prefix, log, threads)
     else:
         _cmake_install(build, prefix, log, threads)
+    if named:
+        shutil.rmtree(prefix / "archive-source", ignore_errors=True)
 
 
 def _build_wheel(build: dict, prefix: Path, log, threads: int) -> None:
@@ -183,9 +192,14 @@ def _provenance(build: dict, prefix: Path, started: float, settings: sources.Set
         if (prefix / environments.TREE).is_dir():
             info["source_tree"] = environments.built_tree(prefix / environments.TREE)
     if "source" in build:
-        info["source_state"] = builds.source_state(build["source"])
+        named = builds.third_party(build)
+        if named:
+            archive = str(sources.locate(named.name, settings, download=False))
+            info["source_state"] = {"third_party": named.name, "url": named.url, "archive": archive}
+        else:
+            info["source_state"] = builds.source_state(build["source"])
         info["cmake"] = builds.cmake_options(build)
-        info["recipe"] = builds.source_recipe(build["source"])
+        info["recipe"] = builds.recipe(build)
         info["compiler"] = compiler(prefix)
     return info
 
@@ -207,6 +221,8 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
     wheel, the environment's install script."""
     if build.get("third_party"):  # first: a missing source stops the build at its start
         _source_archive(build["third_party"], settings)
+    if builds.third_party(build):
+        _source_archive({"source": build["source"]}, settings)
     interpreter = find_python(build["python"]) if "environment" in build else sys.executable
     _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
     requirements = build["requirements"]
@@ -214,7 +230,7 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
     if build.get("no_deps"):
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
-        _build_source(build, prefix, log, threads)
+        _build_source(build, prefix, log, threads, settings)
     if build.get("third_party"):
         _build_from_source(build["third_party"], prefix, log, settings, threads)
     if build.get("script"):

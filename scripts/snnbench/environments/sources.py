@@ -62,12 +62,19 @@ class Source:
     include: tuple[str, ...] = ()
     # Edits to the unpacked tree before it is built: (file, text, replacement), each text found once.
     patches: tuple[tuple[str, str, str], ...] = ()
+    # Glob patterns of files left out (digested and unpacked by no one): a file some copies lack.
+    exclude: tuple[str, ...] = ()
+    # How a simulator build (`builds.<name>.source: <this name>`) installs the tree, where it is one:
+    # snnbench.environments.builds.source_recipe's `wheel` or `cmake-install`.
+    recipe: str | None = None
 
     @property
     def file(self) -> str:
         return f"{self.name}.tar.gz"
 
     def uses(self, relative: str) -> bool:
+        if any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.exclude):
+            return False
         return not self.include or any(fnmatch.fnmatchcase(relative, pattern) for pattern in self.include)
 
 
@@ -149,6 +156,17 @@ SOURCES = {
                 "tests/fullscale_rates.json",
             ),
             patches=MAM_NEST_3_10_NUMPY_2,
+        ),
+        # NEST 3.8's release tree (GPL-2.0-or-later) for a simulator build (config/experiments/nest-releases.yaml):
+        # 3.8 is not on PyPI and its tree has no wheel build, so CMake installs it. One example's picture is
+        # left out (copies made without it verify too).
+        Source(
+            "nest-simulator-3.8",
+            GITHUB + "nest/nest-simulator/archive/refs/tags/v3.8.tar.gz",
+            "ed4962883b96f714c287faebef2d15182740de15ef1de214e376788a0c03191b",
+            "GPL-2.0-or-later",
+            exclude=("pynest/examples/sudoku/output/sudoku_noise_comparison.gif",),
+            recipe="cmake-install",
         ),
     )
 }

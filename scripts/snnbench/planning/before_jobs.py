@@ -204,13 +204,16 @@ def missing_environments(campaign) -> None:
 
 def sources_to_fetch(campaign) -> list[str]:
     """The third-party sources of the environments this run still has to make."""
-    return list(
-        dict.fromkeys(
-            entry["content"]["third_party"]["source"]
-            for key, entry in campaign.environments_to_make.items()
-            if entry["content"].get("third_party") and not environments.made_marker(key).exists()
-        )
-    )
+    names = []
+    for key, entry in campaign.environments_to_make.items():
+        if environments.made_marker(key).exists():
+            continue
+        content = entry["content"]
+        if content.get("third_party"):  # a named environment's (`# source:` line)
+            names.append(content["third_party"]["source"])
+        if content.get("source") in sources.SOURCES:  # a simulator build's release (`source: nest-simulator-3.8`)
+            names.append(content["source"])
+    return list(dict.fromkeys(names))
 
 
 def fetch_sources(campaign, dry_run: bool) -> Iterator[str]:
