@@ -9,6 +9,8 @@ from snnbench.tables.frames import read_points
 
 points = read_points(snakemake.input.points)  # noqa: F821 (provided by Snakemake)
 params = snakemake.params.figure  # noqa: F821
+# Which versions, machine and dates the figure shows, before series are split by machine.
+note = figures.provenance_line(points, params.get("series", "simulator"))
 # Tables of several machines concatenated: each series per machine.
 data = figures.PanelData(*figures.by_machine(points, params.get("series", "simulator")))
 if snakemake.input.reference:  # noqa: F821 (a shared reference ensemble's table: the members that judged these)
@@ -22,4 +24,5 @@ figures.draw(
     snakemake.output.png,  # noqa: F821
     snakemake.output.pdf,  # noqa: F821
     title=snakemake.wildcards.experiment,  # noqa: F821
+    note=note,
 )

@@ -69,9 +69,26 @@ def series_lines(ax) -> dict[str, np.ndarray]:
     return {label: np.array(line.get_xydata()) for label, line in zip(labels, lines, strict=False)}
 
 
+CROSSES = ("failed / invalid", "outside: invalid", "invalid (at its value)", "failed / no value (on the axis)")
+
+
 def crosses(ax) -> np.ndarray:
-    marked = [c for c in ax.collections if c.get_label() in ("failed / invalid", "outside: invalid")]
+    marked = [c for c in ax.collections if c.get_label() in CROSSES]
     return np.concatenate([c.get_offsets() for c in marked]) if marked else np.zeros((0, 2))
+
+
+def test_a_value_less_invalid_point_sits_on_the_axis_whatever_the_limits_and_the_legend_lists_what_is_drawn(data):
+    """The default experiment's invalid 2-thread points have no efficiency (NaN): drawn at the lower y limit
+    of the moment, they landed at a made-up value once efficiency() reset the axis (issue 52)."""
+    points = data.points.copy()
+    invalid = points.index[~points["valid"]]
+    points.loc[invalid, "efficiency"] = np.nan
+    _, ax = draw("efficiency", figures.PanelData(points, series="simulator"))
+    on_axis = [c for c in ax.collections if c.get_label() == "failed / no value (on the axis)"]
+    assert len(on_axis) == 1 and len(on_axis[0].get_offsets()) == len(invalid)
+    assert on_axis[0].get_offset_transform() == ax.get_xaxis_transform() and set(on_axis[0].get_offsets()[:, 1]) == {0}
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "failed / no value (on the axis)" in labels and "invalid (at its value)" not in labels
 
 
 def medians(points, column, simulator) -> list[float]:
@@ -272,6 +289,29 @@ def test_distributions_per_population(tables):
     assert ax.texts[0].get_text() == "no spike statistics"
 
 
+def test_a_figure_names_the_versions_the_machine_and_the_dates_it_shows(data):
+    points = data.points.assign(
+        simulator_version=np.where(data.points["simulator"] == "nest", "3.10.0", "2.9.0"),
+        machine="host1",
+        started_utc=["2026-11-27T10:00:00+00:00"] + ["2026-11-28T09:00:00+00:00"] * (len(data.points) - 1),
+    )
+    line = figures.provenance_line(points)
+    assert line == "brian2-cpp 2.9.0, nest 3.10.0 · machine host1 · 2026-11-27 to 2026-11-28"
+    fig = figures.draw(["efficiency"], figures.PanelData(points), title="unit", note=line)
+    assert fig._suptitle.get_text() == "unit\n" + line
+
+
+def test_a_series_whose_points_are_all_invalid_has_no_box_and_no_legend_entry(tables):
+    """The default experiment's validation figure listed the 2-thread shape, all of whose points were invalid,
+    in its legend without drawing it (issue 52): its medians are crosses, its name is not in the legend."""
+    points, stats = tables
+    points = points.copy()
+    points.loc[points["simulator"] == "brian2-cpp", "valid"] = False
+    data = figures.PanelData(points, distributions=figures.load_distributions(stats, points))
+    _, ax = draw("rate_distribution", data)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["nest", "invalid (median)"]
+
+
 def test_a_shared_ensembles_runs_are_drawn_beside_the_points_they_judged(tables):
     """An experiment of brian2-cpp alone, judged by nest's runs in another table (a shared ensemble): its
     distributions show nest beside it; without that table, brian2-cpp alone."""
@@ -311,7 +351,9 @@ def test_rates_by_simulator(data):
         assert heights == pytest.approx(rates.mean().to_list())  # mean over the valid points, per population
     verdict = rate_agreement.agreement(data.points).dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
     word = "agrees" if verdict["brian2-cpp"] else "differs"
-    assert ax.get_title(loc="right") == f"rates vs nest within its seeds' spread: brian2-cpp: {word}"
+    group, rates = ax.get_title(loc="right").split("\n")
+    assert rates == f"rates vs nest within its seeds' spread: brian2-cpp: {word}"
+    assert group.startswith("vs nest, all runs: brian2-cpp: ")
     assert [t.get_text() for t in ax.get_xticklabels()] == list(pd14.POPULATIONS)
 
 

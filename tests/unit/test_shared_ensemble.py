@@ -93,6 +93,10 @@ def test_without_seeds_the_ensemble_is_the_experiments_own():
     [
         ({"simulators": ["genn-cpu"], "validation": {"reference": "nest"}}, "validation.reference 'nest' is not among"),
         ({"name": references.ENSEMBLE_PREFIX + "pd14-x"}, "names starting 'ensemble-'"),
+        # A reference the model does not run: refused before any job, with or without a shared ensemble (issue 52).
+        ({"validation": {"reference": "torch", "seeds": 20}}, "validation.reference 'torch' does not run model pd14"),
+        ({"validation": {"reference": "nest-inm6", "seeds": 3}}, "'nest-inm6' does not run model pd14: allowed"),
+        ({"validation": {"reference": "torch"}}, "validation.reference 'torch' does not run model pd14"),
     ],
 )
 def test_an_ensemble_that_cannot_be_found_is_refused(overrides, line):

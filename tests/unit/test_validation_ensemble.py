@@ -38,6 +38,25 @@ def test_a_point_drawn_as_the_reference_seeds_passes_at_about_the_stated_rate():
     assert rate > 0  # a prediction limit, not an unreachable bound
 
 
+def test_fewer_than_three_reference_seeds_use_the_one_run_rule_never_a_spread_from_two():
+    """The default experiment's 2-thread points against two 1-thread seeds were judged by a t limit of one
+    degree of freedom (issue 52): with fewer than ensemble.MIN_MEMBERS runs besides the point, the KS rule."""
+    sems = [0.01] * 4
+
+    def limit(means, self_index=None):
+        row = {"mean": 1.0, "ensemble_means": means, "ensemble_self": self_index, "ensemble_sems": sems[: len(means)]}
+        return ensemble.offset(row, 0.01)[1]
+
+    assert ensemble.MIN_MEMBERS == 3
+    assert np.isnan(limit([0.9, 1.1])) and np.isfinite(limit([0.9, 1.0, 1.1]))
+    assert np.isnan(limit([0.9, 1.0, 1.1], self_index=2))  # a member: two others are no spread either
+    assert np.isnan(ensemble.seed_excess([[0.9, 1.0, 1.1]], [None], [0.01], [sems[:3]]))
+    row = {"statistic": "rate", "mean": 1.0, "ensemble_means": [0.9, 1.1], "ensemble_self": None,
+           "ensemble_sems": sems[:2], "n_ensemble": 2, "ks_reference": 0.05, "n_neurons": 200,
+           "n_neurons_reference": 200}  # fmt: skip
+    assert validation.judged(row, TOLERANCE, 24)[2:] == ("KS", "reference")
+
+
 def test_a_shifted_point_fails():
     rng = np.random.default_rng(12)
     rate = np.mean([flagged(draw(rng, 1.4), [draw(rng) for _ in range(MEMBERS)]) for _ in range(TRIALS // 4)])

@@ -41,6 +41,7 @@ from snnbench.figures.registry import (
     load_distributions,
     needs_distributions,
     panel,
+    provenance_line,
 )
 from snnbench.figures.style import (
     DOUBLE_COLUMN_IN,
@@ -78,6 +79,7 @@ __all__ = [
     "draw",
     "layout",
     "lighter",
+    "provenance_line",
     "load_distributions",
     "needs_distributions",
     "panel",

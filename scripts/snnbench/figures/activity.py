@@ -92,13 +92,13 @@ def rates(ax, data: PanelData) -> None:
 
 @panel(
     "population rates per simulator (mean over seeds and shapes; bars span the points); the title says whether each "
-    "simulator's rates agree with the reference simulator's (validation_reference) within what its seeds allow",
+    "simulator, over all its runs, simulates the reference simulator's model (every statistic and population: "
+    "agrees, differs, or not enough runs) and whether its rates agree with the reference's within what its seeds "
+    "allow",
     wide=True,
 )
 def rates_by_simulator(ax, data: PanelData) -> None:
     import seaborn as sns
-
-    from snnbench.network import rate_agreement
 
     long = rates_long(data.valid, [data.series])
     if long is None:
@@ -115,16 +115,30 @@ def rates_by_simulator(ax, data: PanelData) -> None:
         order=populations(data.points),
         ax=ax,
     )
-    table = rate_agreement.agreement(data.points)
+    ax.set_title(verdict_lines(data.points), loc="right")
+    ax.set_xlabel("population")
+    ax.set_ylabel("rate (spikes/s)")
+    legend(ax, title=data.series)
+
+
+def verdict_lines(points: pd.DataFrame) -> str:
+    """Each simulator against the reference: over all its runs (group_verdict: every statistic and population),
+    and its rates within the reference seeds' spread (rate_agreement)."""
+    from snnbench.network import group_verdict, rate_agreement
+
+    reference = rate_agreement.reference_of(points)
+    lines = []
+    groups = group_verdict.table(points)
+    if not groups.empty:
+        words = [f"{g.simulator_build}: {g.simulator_verdict}" for g in groups.itertuples()]
+        lines.append(f"vs {reference}, all runs: " + "; ".join(words))
+    table = rate_agreement.agreement(points)
     if not table.empty:
         verdicts = table.dropna(subset=["agrees"]).groupby("simulator")["agrees"].all()
         words = [f"{s}: {'agrees' if ok else 'differs'}" for s, ok in verdicts.items()]
         if words:
-            reference = rate_agreement.reference_of(data.points)
-            ax.set_title(f"rates vs {reference} within its seeds' spread: " + ", ".join(words), loc="right")
-    ax.set_xlabel("population")
-    ax.set_ylabel("rate (spikes/s)")
-    legend(ax, title=data.series)
+            lines.append(f"rates vs {reference} within its seeds' spread: " + ", ".join(words))
+    return "\n".join(lines)
 
 
 def pooled_by_type(dist: pd.DataFrame, order: list[str]) -> tuple[pd.DataFrame, list[str], str]:
@@ -147,21 +161,24 @@ def _distribution(ax, data: PanelData, statistic: str, label: str) -> None:
     sub = dist[dist["statistic"] == statistic]
     hue = data.series if sub[data.series].nunique() > 1 else "shape"
     shown = data.with_reference  # the reference ensemble's run beside the points where it is another table's
-    order = [v for v in dict.fromkeys(shown.sort_values("vps", kind="stable")[hue]) if v in set(sub[hue])]
+    valid = sub[sub["valid"].astype(bool)]
+    # The legend names only what is drawn: a shape whose points are all invalid has no box (its crosses say so).
+    order = [v for v in dict.fromkeys(shown.sort_values("vps", kind="stable")[hue]) if v in set(valid[hue])]
     sub, boxes, xlabel = pooled_by_type(sub, populations(data.points))
-    sns.boxplot(
-        sub[sub["valid"].astype(bool)],
-        x="population",
-        y="value",
-        hue=hue,
-        hue_order=order,
-        order=boxes,
-        palette=colors(order),
-        fliersize=0,
-        whis=(5, 95),
-        linewidth=0.6,
-        ax=ax,
-    )
+    if order:
+        sns.boxplot(
+            sub[sub["valid"].astype(bool)],
+            x="population",
+            y="value",
+            hue=hue,
+            hue_order=order,
+            order=boxes,
+            palette=colors(order),
+            fliersize=0,
+            whis=(5, 95),
+            linewidth=0.6,
+            ax=ax,
+        )
     invalid = sub[~sub["valid"].astype(bool)]
     if not invalid.empty:
         med = invalid.groupby("population")["value"].median().reindex(boxes)

@@ -95,13 +95,20 @@ def lines(ax, data: PanelData, y: str, label: str, log: bool = False) -> bool:
 
 
 def mark_invalid(ax, data: PanelData, y: str | None) -> None:
-    """Invalid finished points at their value, failed points on the x axis: red crosses."""
+    """Invalid finished points at their value; failed or value-less ones (a NaN efficiency) on the x axis
+    itself, in axes coordinates, so that no later change of the y limits moves them to a made-up value.
+    Red crosses, each kind in the legend only where drawn."""
     bad = data.invalid
     if bad.empty:
         return
     values = bad[y] if y and y in bad else pd.Series(np.nan, index=bad.index)
-    bottom = ax.get_ylim()[0]
-    ax.scatter(bad["vps"], values.fillna(bottom), label="failed / invalid", clip_on=False, **INVALID)
+    valued = values.notna()
+    if valued.any():
+        ax.scatter(bad.loc[valued, "vps"], values[valued], label="invalid (at its value)", **INVALID)
+    if (~valued).any():
+        on_axis = ax.get_xaxis_transform()  # x in data, y in axes fractions: 0 is the axis
+        ax.scatter(bad.loc[~valued, "vps"], np.zeros((~valued).sum()), transform=on_axis, clip_on=False,
+                   label="failed / no value (on the axis)", **INVALID)  # fmt: skip
 
 
 def log_y(ax) -> None:

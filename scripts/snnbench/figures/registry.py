@@ -60,6 +60,26 @@ def by_machine(points: pd.DataFrame, series: str) -> tuple[pd.DataFrame, str]:
     return points.assign(**{column: points[series].astype(str) + " @ " + points["machine"].astype(str)}), column
 
 
+# The version columns a family's rows carry, by the column naming its series (one source: the rows' own names).
+VERSION_COLUMNS = ("simulator_version", "framework_version")
+
+
+def provenance_line(points: pd.DataFrame, series: str = "simulator") -> str:
+    """What a figure was measured with, for its title: each series' versions, the machines and the dates
+    the points started (`nest 3.10.0 · machine host1 · 2026-11-28`); empty where the table says nothing."""
+    parts = []
+    column = next((c for c in VERSION_COLUMNS if c in points), None)
+    if column and series in points:
+        pairs = points[[series, column]].dropna().drop_duplicates().astype(str)
+        parts.append(", ".join(f"{s} {v}" for s, v in sorted(pairs.itertuples(index=False))))
+    if "machine" in points:
+        parts.append("machine " + ", ".join(sorted(points["machine"].dropna().astype(str).unique())))
+    if "started_utc" in points:
+        days = sorted(points["started_utc"].dropna().astype(str).str[:10].unique())
+        parts.append(days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}" if days else "")
+    return " · ".join(p for p in parts if p)
+
+
 @dataclass(frozen=True)
 class Panel:
     draw: Callable
@@ -100,8 +120,11 @@ def layout(n: int, wide: bool = False) -> tuple[int, int, float]:
     return math.ceil(n / cols), cols, DOUBLE_COLUMN_IN
 
 
-def draw(panels: list[str], data: PanelData, png: str | None = None, pdf: str | None = None, title: str = ""):
-    """Draw the named panels on one figure and save it; returns the Figure (closed after saving)."""
+def draw(
+    panels: list[str], data: PanelData, png: str | None = None, pdf: str | None = None, title: str = "", note: str = ""
+):
+    """Draw the named panels on one figure and save it; returns the Figure (closed after saving). `note`: a
+    second title line, e.g. provenance_line's."""
     unknown = [p for p in panels if p not in PANELS]
     if unknown:
         raise ValueError(f"unknown panels {unknown}; known: {', '.join(PANELS)}")
@@ -115,8 +138,8 @@ def draw(panels: list[str], data: PanelData, png: str | None = None, pdf: str | 
             ax.set_title(string.ascii_uppercase[i], loc="left", fontweight="bold")
     for ax in axes[len(panels) :]:
         ax.remove()
-    if title:
-        fig.suptitle(title, fontsize=FONT_PT)
+    if title or note:
+        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize=FONT_PT)
     if png:
         fig.savefig(png)
     if pdf:

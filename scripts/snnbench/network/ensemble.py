@@ -38,7 +38,9 @@ import math
 
 import numpy as np
 
-MIN_MEMBERS = 3  # a prediction interval needs a spread: at least two distances besides the point's own
+# A spread to judge by needs at least this many reference runs besides the point (a member's own run left out);
+# with fewer, a point is judged by the one-run rule (KS distance to its reference run: docs/figures.md).
+MIN_MEMBERS = 3
 # c of the generalized log, in the members' standard errors of their means: about the half-width of a 95 %
 # interval of a run's own sampling noise. Chosen among 0.5, 1, 2 and 4 on PD14 (N = 0.05, 20 NEST seeds) and
 # the multi-area model (N = K = 0.01, 8 + 8 seeds), checked on data not used to choose it: docs/figures.md.
@@ -112,7 +114,7 @@ def offsets(points, ensemble_means, self_indexes, alphas, ensemble_sems=None):
         spread = float(np.std(kept, ddof=1)) if len(kept) >= 2 else math.nan
         sd.append(0.0 if _no_spread(spread, float(np.mean(kept)) if kept else math.nan) else spread)
     n, sd = np.array(n, dtype=float), np.array(sd)
-    enough = n >= MIN_MEMBERS - 1
+    enough = n >= MIN_MEMBERS
     with np.errstate(divide="ignore", invalid="ignore"):
         limit = np.where(enough, _prediction_limit(sd, np.where(enough, n, 2.0), alphas), math.nan)
     # Members that agree exactly (a small population's rate is a count: two seeds can give the same one) give no
@@ -144,7 +146,7 @@ def seed_excess(ensemble_means, self_indexes, alphas, ensemble_sems=None) -> flo
             runs = np.log(runs)
         kept = np.isfinite(runs)
         n = int(kept.sum()) - 1  # the other runs of each run
-        if n < MIN_MEMBERS - 1:
+        if n < MIN_MEMBERS:
             continue
         total, squares = runs[kept].sum(), (runs[kept] ** 2).sum()
         with np.errstate(invalid="ignore", divide="ignore"):

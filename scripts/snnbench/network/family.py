@@ -77,7 +77,13 @@ class Network(Family):
                 "(validation.seeds): choose another name"
             )
         validation = experiment.get("validation", {})
-        if validation.get("reference") not in (None, *simulators) and not validation.get("seeds"):
+        runs_on = simulator_registry.simulators_of(self.name)
+        if validation.get("reference") not in (None, *runs_on):
+            problems.append(
+                f"{where}: validation.reference {validation['reference']!r} does not run model {self.name}: "
+                f"allowed are {', '.join(runs_on)}"
+            )
+        elif validation.get("reference") not in (None, *simulators) and not validation.get("seeds"):
             problems.append(
                 f"{where}: validation.reference {validation['reference']!r} is not among its simulators "
                 f"({', '.join(simulators)}): list it, or set validation.seeds to use a shared ensemble of its seeds"

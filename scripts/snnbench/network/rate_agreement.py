@@ -41,16 +41,17 @@ def rate_columns(points: pd.DataFrame) -> list[str]:
 
 def agreement(points: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
     """One row per (same model, simulator, population): seed means, spread, tolerance, verdict.
-    Only valid points count; a simulator is compared with the reference simulator's points of
-    the same model (any resource shape: rates do not depend on threads). reference: the table's
-    (reference_of) where None."""
+    Every finished point counts, valid or not (the question is the simulator's, not a run's: a
+    simulator whose every run is invalid still gets its answer); a simulator is compared with the
+    reference simulator's points of the same model (any resource shape: rates do not depend on
+    threads). reference: the table's (reference_of) where None."""
     reference = reference or reference_of(points)
     cols = rate_columns(points)
     rows = []
     if not cols or "simulator" not in points:
         return pd.DataFrame(rows)
-    valid = points[points["valid"].astype(bool)]
-    for key, group in valid.groupby(SAME_MODEL, dropna=False):
+    finished = points[points["status"] == "ok"] if "status" in points else points
+    for key, group in finished.groupby(SAME_MODEL, dropna=False):
         ref = group[group["simulator"] == reference]
         for simulator, sim in group.groupby("simulator"):
             if simulator == reference:
@@ -83,7 +84,7 @@ def agreement(points: pd.DataFrame, reference: str | None = None) -> pd.DataFram
 
 
 def add_agreement(points: pd.DataFrame, reference: str | None = None) -> pd.DataFrame:
-    """Column `rates_agree_with_<reference>`: True/False for points of other simulators whose
+    """Column `rates_agree_with_<reference>`: True/False for finished points of other simulators whose
     model the reference simulator also ran with enough seeds; empty otherwise."""
     points = points.copy()
     reference = reference or reference_of(points)
@@ -97,5 +98,6 @@ def add_agreement(points: pd.DataFrame, reference: str | None = None) -> pd.Data
         mask = np.ones(len(points), dtype=bool)
         for name, value in zip([*SAME_MODEL, "simulator"], key, strict=True):
             mask &= (points[name] == value).to_numpy()
-        points.loc[mask & points["valid"].astype(bool).to_numpy(), column] = bool(agrees)
+        finished = (points["status"] == "ok").to_numpy() if "status" in points else True
+        points.loc[mask & finished, column] = bool(agrees)
     return points

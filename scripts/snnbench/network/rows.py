@@ -7,6 +7,7 @@ tolerance re-judges points without rerunning them; the record keeps the verdict 
 from __future__ import annotations
 
 import functools
+import json
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from snnbench.network import (
     activity_bounds,
     activity_ensemble,
     binding,
+    group_verdict,
     models,
     race,
     rate_agreement,
@@ -63,6 +65,8 @@ def _point_columns(spec: dict) -> dict:
         "network_seed": model.get("network_seed"),
         "t_presim_ms": model["t_presim_ms"],
         "t_sim_ms": model["t_sim_ms"],
+        # A network changed on purpose (the model's `perturbation`), as canonical JSON; empty: the model as published.
+        "perturbation": json.dumps(model["perturbation"], sort_keys=True) if model.get("perturbation") else "",
         "seed": spec["seed"],
         "path": spec["path"],
     }
@@ -271,7 +275,7 @@ def finish_table(
         points["validation_checked"] = False
         points["validation_passed"] = None
         points["validation_problems"] = "not validated"
-    points = _with_reference(add_efficiency(points), reference)
+    points = _with_reference(add_efficiency(points), reference, long)
     # The ensemble's per-run values stay in validation.json (lists: not columns of a CSV).
     long = long.drop(columns=[c for c in ("ensemble_ks", "ensemble_means", "ensemble_sems") if c in long])
     if not long.empty:
@@ -281,9 +285,9 @@ def finish_table(
     return points, long
 
 
-def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
+def _with_reference(points: pd.DataFrame, default: str, long: pd.DataFrame) -> pd.DataFrame:
     """Each experiment's reference simulator in `validation_reference` (the one its validation named,
-    else `default`), its rate agreement and spike match with it."""
+    else `default`), its rate agreement, spike match and each simulator's group verdict with it."""
     stored = points["experiment"]
     if "context_for" in points:  # a shared ensemble's runs count as the experiment's reference seeds here
         points = points.assign(experiment=points["context_for"].fillna(stored))
@@ -291,6 +295,7 @@ def _with_reference(points: pd.DataFrame, default: str) -> pd.DataFrame:
     for _, part in points.groupby("experiment", sort=False, dropna=False):
         reference = rate_agreement.reference_of(part, default)
         part = part.assign(validation_reference=reference)
-        parts.append(same_network.add_spike_match(rate_agreement.add_agreement(part, reference), reference))
+        part = same_network.add_spike_match(rate_agreement.add_agreement(part, reference), reference)
+        parts.append(group_verdict.add_verdicts(part, long, reference))
     joined = pd.concat(parts).loc[points.index] if parts else points.assign(validation_reference=default)
     return joined.assign(experiment=stored)
