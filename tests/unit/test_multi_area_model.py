@@ -8,7 +8,7 @@ import math
 
 import pytest
 from conftest import config_problems, experiment, validated
-from snnbench.environments import sources
+from snnbench.environments import source_patches, sources
 from snnbench.network.models import multi_area
 
 BLOCK = {"neuron_scale": 0.01, "indegree_scale": 0.01, "areas_simulated": ["V2", "V1"]}
@@ -106,7 +106,7 @@ def test_the_reference_simulation_is_patched_for_nest_3_10_and_numpy_2(tmp_path)
     except sources.SourceMissing as error:
         pytest.skip(f"the multi-area model's source is not at hand ({error}); make test fetches it first")
     tree = sources.unpack("multi-area-model-1.2.0", archive, tmp_path)
-    assert sources.patch("multi-area-model-1.2.0", tree) == [sources.MAM_SIMULATION]
-    patched = (tree / sources.MAM_SIMULATION).read_text()
+    assert sources.patch("multi-area-model-1.2.0", tree) == [source_patches.MAM_SIMULATION]
+    patched = (tree / source_patches.MAM_SIMULATION).read_text()
     assert "np.Inf" not in patched and "np.NINF" not in patched and "sli_func" not in patched
     assert patched.count("np.inf") == 4
