@@ -1,4 +1,4 @@
-# snnbench: `make run` runs the default experiment, `make test` runs the tests.
+# snnbench: `make run` runs the default experiment, `make test` runs the tests, `make help` lists every target.
 # .venv at the repo root holds the workflow, NEST, PyNN and the tests, from the pip lists of
 # envs/*.yaml, with the snnbench package installed editable (pyproject.toml; it brings no
 # dependencies). Environments whose pins conflict live in a per-user cache (see env-% below).
@@ -24,8 +24,9 @@ pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p
 
 .PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory bench-training-memory-conv report archive crate regression compare-builds test lint format bench \
 	history-add dashboard bench-history \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean help
 
+## env: .venv with the workflow, NEST, PyNN and the tests (the pins of envs/workflow, nest, pynn-nest and dev.yaml)
 env: $(VENV)/.installed
 
 $(VENV)/.installed: $(ENVS) pyproject.toml
@@ -39,10 +40,21 @@ $(VENV)/.installed: $(ENVS) pyproject.toml
 	$(call INSTALL_SNNBENCH,$(VENV))
 	touch $@
 
+## help: every target with what it does (the `## target:` comments of this file)
+# A `## name:` line starts a target's text where name is a target of this file; the `##` lines under it go on.
+help:
+	@awk 'NR == FNR { if (match($$0, /^[A-Za-z0-9%._-]+:/)) made[substr($$0, 1, RLENGTH - 1)] = 1; next } \
+	  !/^## / { name = ""; next } \
+	  { text = substr($$0, 4); gsub(/[$$][$$]/, "$$", text); label = "" } \
+	  match(text, /^[A-Za-z0-9%._-]+: /) && ((substr(text, 1, RLENGTH - 2)) in made) { \
+	    name = label = substr(text, 1, RLENGTH - 2); text = substr(text, RLENGTH + 1) } \
+	  name != "" { printf "  %-28s %s\n", label, text }' $(firstword $(MAKEFILE_LIST)) $(firstword $(MAKEFILE_LIST))
+
 # Environments whose pins conflict with the main one (envs/<name>.yaml, with the Python it names):
 # made once per machine in the per-user cache shared by checkouts, then linked into this checkout
 # as .venv-<name> with snnbench installed editable. The workflow does the same by itself (rules
 # build_environment and link_environment); these targets call the same code.
+## env-%: make env-<name>: the environment of envs/<name>.yaml, made once per machine, linked here as .venv-<name>
 env-%: env
 	$(VENV)/bin/python -m snnbench.environments.maker $*
 
@@ -180,6 +192,7 @@ lmod:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lmod >/dev/null; \
 	  else echo "Lmod is not installed: the tests of module builds are skipped (apt-get install lmod)"; fi; }
 
+## lint: Snakemake's linter, snakefmt, ruff, the import contracts and the registries' strings
 lint: env
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/snakefmt --check .
@@ -194,6 +207,7 @@ REGISTRY_PLUGINS = PYTHONPATH=tests/models:tests/simulators$${PYTHONPATH:+:$$PYT
 	SNNBENCH_NETWORK_SIMULATORS=nest-plugin=nest_plugin:SIMULATOR,nest-sleepy=sleepy_plugin:SIMULATOR,poisson-pd14=poisson_plugin:SIMULATOR \
 	SNNBENCH_ENVIRONMENTS=tests/simulators/envs
 
+## format: snakefmt and ruff format rewrite the code in place
 format: env
 	$(VENV)/bin/snakefmt .
 	$(VENV)/bin/ruff format .
@@ -311,6 +325,7 @@ rerun-failed: env
 	@failed="$$($(VENV)/bin/python -m snnbench.tables.failed)"; \
 	if [ -z "$$failed" ]; then echo "no failed points"; else $(SNAKEMAKE) $(ARGS) --forcerun $$failed; fi
 
+## clean: remove Snakemake's state, logs, benchmarks, networks and everything in results/ but its README
 clean:
 	rm -rf .snakemake logs benchmarks networks
 	find results -mindepth 1 ! -name README.md -exec rm -rf {} +

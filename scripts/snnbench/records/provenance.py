@@ -11,6 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import snnbench
 from snnbench import environments
 from snnbench.environments import builds
 from snnbench.hashing import canonical_hash
@@ -44,9 +45,18 @@ def _git(*args: str) -> str | None:
 
 
 def workflow_version() -> dict:
+    """snnbench's release (pyproject.toml's version) and the checkout's commit: a release names many commits."""
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no")
-    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
+    try:
+        version = snnbench.__version__
+    except metadata.PackageNotFoundError:  # neither in a checkout nor installed: a record is still written
+        version = None
+    return {
+        "version": version,
+        "git_commit": commit,
+        "git_dirty": bool(status) if status is not None else None,
+    }
 
 
 def environment_key(spec: dict, environment: str) -> str:
