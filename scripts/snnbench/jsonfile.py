@@ -60,9 +60,15 @@ def set_aside_damaged(paths, dry_run: bool, wrong_shape=None) -> list[tuple[str,
             if not wrong:
                 continue
             problem = f"is not what it should be ({wrong})"
-        kept = path.with_name(path.name + DAMAGED)
-        if not dry_run:
-            path.replace(kept)
+        kept = set_aside(path) if not dry_run else path.with_name(path.name + DAMAGED)
         action = "would be set aside" if dry_run else f"set aside as {kept.name}"
         lines.append((str(path), f"{path} {problem}; {action}, its point runs again"))
     return lines
+
+
+def set_aside(path) -> Path:
+    """Rename a damaged file to <name>.damaged (kept, not deleted: what it held may still be read by hand)."""
+    path = Path(path)
+    kept = path.with_name(path.name + DAMAGED)
+    path.replace(kept)
+    return kept

@@ -20,6 +20,17 @@ RECORD_SCHEMA = REPO / "workflow" / "schemas" / "record.schema.yaml"
 # The workflow's own config file (Snakefile's `configfile:`); experiment files go on top of it.
 CONFIG = "config/config.yaml"
 RESULTS = "results"
+# The folders snnbench itself writes under results/ beside the experiments' own: an experiment named like one
+# would share it (its crate in results/crates/crates/), so such names are refused (snnbench.planning.experiments).
+ARCHIVES_DIR = RESULTS + "/archives"  # make archive: <experiment>.tar.gz
+CRATES_DIR = RESULTS + "/crates"  # make crate: <experiment>/
+IMPORTED_DIR = RESULTS + "/imported"  # the config's archives, unpacked: <archive>/
+COMPARISONS_DIR = RESULTS + "/comparisons"  # the config's comparisons: <comparison>.png
+DASHBOARD_DIR = RESULTS + "/dashboard"  # make dashboard's site
+OWN_FOLDERS = tuple(
+    folder.removeprefix(RESULTS + "/")
+    for folder in (ARCHIVES_DIR, CRATES_DIR, IMPORTED_DIR, COMPARISONS_DIR, DASHBOARD_DIR)
+)
 # A network model's derived description (snnbench.network.models.base.NetworkModel.description_key).
 NETWORK_DESCRIPTION = "networks/{model}/{description}/description.json"
 # The workflow's pattern of a point directory; {point} is the family's part.

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from conftest import REPO, experiment, validated
 from snakemake.utils import validate
-from snnbench import families, planning, schemas
+from snnbench import families, paths, planning, schemas
 from snnbench.network.family import fmt_scale
 from snnbench.planning import check
 
@@ -68,6 +68,27 @@ def test_defaults_are_filled():
 def test_duplicate_experiment_names_rejected():
     with pytest.raises(planning.ConfigRefused, match="experiments\\[\\].name must be unique; repeated: a"):
         validated(experiment(name="a"), experiment(name="a"))
+
+
+@pytest.mark.parametrize("name", ["archives", "crates", "dashboard", "imported", "comparisons"])
+def test_an_experiment_named_like_a_folder_snnbench_writes_is_refused(name):
+    with pytest.raises(planning.ConfigRefused) as refused:
+        validated(experiment(name=name))
+    (line,) = refused.value.problems
+    assert line == (
+        f"experiments[0] ({name}): name {name!r} is a folder snnbench itself writes under results/; "
+        f"not one of: {', '.join(sorted(paths.OWN_FOLDERS))}"
+    )
+
+
+def test_the_folders_the_rules_write_under_results_are_the_reserved_names():
+    """The rules write their paths out (Snakemake's convention); paths.OWN_FOLDERS must name every folder of theirs
+    beside the experiments', or an experiment could be named like it."""
+    import re
+
+    rules = "".join(path.read_text() for path in (paths.REPO / "workflow" / "rules").glob("*.smk"))
+    folders = set(re.findall(r'"results/([A-Za-z0-9_-]+)/', rules))
+    assert folders and folders <= set(paths.OWN_FOLDERS), folders
 
 
 def test_repeated_seeds_rejected():

@@ -102,6 +102,24 @@ def test_repeated_grid_values_rejected():
         validated(training_experiment(n=[512, 512]))
 
 
+def test_a_warmup_whose_least_exceeds_its_most_is_refused():
+    with pytest.raises(planning.ConfigRefused) as refused:
+        validated(training_experiment(warmup_min_steps=20, warmup_max_steps=3))
+    (line,) = refused.value.problems
+    assert line.startswith("experiments[0] (train): snn_training.warmup_min_steps (20)")
+    assert "snn_training.warmup_max_steps (3)" in line
+    block = validated(training_experiment(warmup_min_steps=5, warmup_max_steps=5))["experiments"][0]["snn_training"]
+    assert block["warmup_min_steps"] == block["warmup_max_steps"] == 5  # exactly 5 warm-up steps
+
+
+def test_memory_strategies_without_vanilla_their_reference_are_refused():
+    with pytest.raises(planning.ConfigRefused) as refused:
+        validated(training_experiment(strategies=["checkpoint-time"]))
+    (line,) = refused.value.problems
+    assert line.startswith("experiments[0] (train): snn_training.strategies ['checkpoint-time'] lacks vanilla")
+    assert "training_memory_tradeoff" in line
+
+
 def point(framework="torch", device="cpu", time_loop="unbind") -> dict:
     cfg = validated(training_experiment(frameworks=[framework], devices=[device], time_loops=[time_loop]))
     return planning.expand_points(cfg["experiments"][0])[0]
@@ -287,8 +305,8 @@ def test_memory_strategies_expand_with_chunks_only_where_they_apply():
 
 def test_strategies_a_library_does_not_offer_are_skipped_with_why():
     def strategy_point(framework, strategy):
-        cfg = validated(training_experiment(frameworks=[framework], strategies=[strategy], chunks=[10]))
-        return planning.expand_points(cfg["experiments"][0])[0]
+        cfg = validated(training_experiment(frameworks=[framework], strategies=["vanilla", strategy], chunks=[10]))
+        return planning.expand_points(cfg["experiments"][0])[-1]  # the strategy's point, after vanilla's
 
     assert training_spec.skip_reason(strategy_point("spikingjelly", "library")) is None
     assert "not offered" in training_spec.skip_reason(strategy_point("snntorch", "library"))

@@ -339,7 +339,7 @@ class Campaign:
             outputs += [f"results/{name}/points.csv", f"results/{name}/provenance.html"]
             outputs += [f"results/{name}/figures/{figure}.{ext}" for figure in figures for ext in both]
         outputs += [f"results/{name}/race/standings.{ext}" for name in self.race for ext in ("csv", "md", *both)]
-        outputs += [f"results/comparisons/{name}.{ext}" for name in self.comparisons for ext in both]
+        outputs += [f"{paths.COMPARISONS_DIR}/{name}.{ext}" for name in self.comparisons for ext in both]
         outputs += [f"results/{name}/builds.csv" for name in self.build_comparisons]
         outputs += [f"results/{name}/figures/builds.{ext}" for name in self.build_comparisons for ext in both]
         if self.config["regression"]["baseline"]:
@@ -380,7 +380,7 @@ class Campaign:
         tables = []
         for entry in self.comparisons[comparison]["tables"]:
             source, _, experiment = entry.rpartition("/")
-            tables.append(f"results/imported/{source}/points.csv" if source else f"results/{experiment}/points.csv")
+            tables.append(f"{paths.IMPORTED_DIR}/{source}/points.csv" if source else f"results/{experiment}/points.csv")
         return tables
 
     def comparison_params(self, comparison: str) -> dict:

@@ -8,7 +8,7 @@ family (snnbench.families) expands it.
 
 from __future__ import annotations
 
-from snnbench import families
+from snnbench import families, paths
 
 
 class ConfigError(ValueError):
@@ -24,6 +24,11 @@ def problems(config: dict) -> list[str]:
     if duplicates:
         found.append(f"experiments[].name must be unique; repeated: {', '.join(duplicates)}")
     for i, exp in enumerate(config["experiments"]):
+        if exp["name"] in paths.OWN_FOLDERS:  # results/<name> is a folder snnbench writes for itself
+            found.append(
+                f"experiments[{i}] ({exp['name']}): name {exp['name']!r} is a folder snnbench itself writes under "
+                f"{paths.RESULTS}/; not one of: {', '.join(sorted(paths.OWN_FOLDERS))}"
+            )
         found += families.of_experiment(exp).check(i, exp)
         seeds = exp["seeds"]
         if len(set(seeds)) != len(seeds):

@@ -11,6 +11,9 @@ The site (open index.html in a browser, or copy the folder anywhere):
                            and where the hardware record changed along the series (dotted, and a table)
     records/<digest>.json  each point's record, as kept by the history: every value links to its record
     plotly.min.js          Plotly's JavaScript as the plotly package bundles it, once for every page (no CDN)
+
+A history's table that does not read is named and left out. No history (missing, or no table that reads): one
+line saying so, exit code 2, no site written (an earlier one is left as it is).
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ import plotly.io as pio
 import plotly.offline
 from plotly.subplots import make_subplots
 
+from snnbench import paths
 from snnbench.network.phases import PHASES
-from snnbench.results import dashboard_pages, history, steps
+from snnbench.results import dashboard_pages, history, history_place, steps
 
 PLOTTED = {
     "real_time_factor": "real-time factor",
@@ -149,10 +153,11 @@ def series_page(points: pd.DataFrame, found: pd.DataFrame) -> str:
     return dashboard_pages.series_page(series_title(points.iloc[0]), plots, found, points, list(PLOTTED))
 
 
-def build(root: Path, out: Path) -> dict:
-    """Write the site for the history in `root` into `out` (replaced); what was written and how long it took."""
+def build(root: Path, out: Path, past: pd.DataFrame | None = None) -> dict:
+    """Write the site for the history in `root` (its table `past`, where read already) into `out` (replaced);
+    what was written and how long it took."""
     began = time.perf_counter()
-    past = history.read(root)
+    past = history.read(root) if past is None else past
     found = steps.all_steps(past, list(PLOTTED))
     if out.exists():
         shutil.rmtree(out)
@@ -181,13 +186,17 @@ def build(root: Path, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snnbench.results.dashboard", description=__doc__.split("\n\n")[0])
-    history.place_arguments(parser)
-    parser.add_argument("--out", type=Path, default=Path("results/dashboard"), help="the site's folder (replaced)")
+    history_place.place_arguments(parser)
+    parser.add_argument("--out", type=Path, default=Path(paths.DASHBOARD_DIR), help="the site's folder (replaced)")
     args = parser.parse_args(argv)
-    root = history.root_or_refusal(args)
+    root = history_place.root_or_refusal(args)
     if root is None:
         return 2
-    made = build(root, args.out)
+    past = history.read(root)
+    if past.empty:  # a site of no series says nothing; an old site is left as it is
+        print(history.nothing_at(root), file=sys.stderr)
+        return 2
+    made = build(root, args.out, past)
     print(
         f"{args.out}/index.html: {made['series']} series, {made['points']} points, {made['steps']} steps found; "
         f"{made['files']} files, {made['bytes'] / 1e6:.1f} MB, built in {made['seconds']:.1f} s"

@@ -11,7 +11,7 @@ own reference). The reference is chosen along the series: the last N runs (defau
 range, or those of one simulator version. The comparison is the regression view's (snnbench.results.regression):
 medians over seeds, a slowdown is a ratio beyond the tolerance with every current seed slower than every
 reference seed; tolerances per machine and metric as there. Exit codes: 0 no slowdown, 1 a slowdown, 2 no
-history, a bad argument or a refused config.
+(usable) history (none, or a table of it damaged), a bad argument or a refused config.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from snnbench.results import history, regression
+from snnbench.results import history, history_place, regression
 from snnbench.schemas import schema_default
 from snnbench.tables.frames import read_points, write_table
 
@@ -82,7 +82,7 @@ def check(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m snnbench.results.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("current", nargs="?", default="results/points.csv", help="the current run's points.csv")
-    history.place_arguments(parser)
+    history_place.place_arguments(parser)
     parser.add_argument("--last", type=int, help=f"compare with each series' last N runs (default {DEFAULT_LAST})")
     parser.add_argument("--since", help="compare with the points since this date (ISO, e.g. 2026-11-01)")
     parser.add_argument("--until", help="... and up to this date")
@@ -93,12 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", nargs="+", choices=regression.METRICS, help="gate on these metrics only")
     parser.add_argument("--out", help="also write the ratios as CSV")
     args = parser.parse_args(argv)
-    root = history.root_or_refusal(args)
+    root = history_place.root_or_refusal(args)
     if root is None:
         return 2
-    past = history.read(root)
-    if past.empty:
-        print(f"no history in {root}: add runs first (make history-add)", file=sys.stderr)
+    past, damaged = history.read_checked(root)
+    for table in damaged:  # a verdict on part of the history could pass a slowdown: none
+        print(table.line("no verdict on part of the history: make history-add sets it aside"), file=sys.stderr)
+    if past.empty and not damaged:
+        print(history.nothing_at(root), file=sys.stderr)
+    if past.empty or damaged:
         return 2
     try:
         tolerances = regression.load_tolerances(args.tolerances) if args.tolerances else {}

@@ -4,13 +4,9 @@
     python -m snnbench.results.history show [--history DIR]
     make history-add [FROM=results]
 
-Where it lives (root_of): the folder the command line names (--history DIR, make's HISTORY=DIR), else the config's
-`history: {folder: ...}` (config/config.yaml, then the --configfile files, the last that sets it), else
-$SNNBENCH_HISTORY, else ${XDG_DATA_HOME:-~/.local/share}/snnbench/history (per user, beside the environment cache); a
-shared folder or a git repository a group keeps is named by the config key or the variable. A config whose `history`
-block is wrong is refused before anything is read or added, naming the file, the key and what is allowed. Plain
-files, one Parquet table per machine and run plus each point's record, gzip-compressed and named by its content
-digest:
+Where it lives: snnbench.results.history_place (--history, the config's history.folder, $SNNBENCH_HISTORY, a
+per-user folder). Plain files, one Parquet table per machine and run plus each point's record, gzip-compressed and
+named by its content digest:
 
     <history>/<machine>/<commit>-<digest of the run's records>.parquet
     <history>/<machine>/records/<record digest>.json.gz
@@ -22,6 +18,12 @@ name). Series are keyed by the benchmark's parameters and the machine (SERIES_KE
 build, snnbench's commit, the point's identity digest (the record's benchmark_hash), the seed, the date and the
 hardware (a digest of each node's CPUs, topology and total memory from its hardware record) are columns along a
 series (ALONG), so a new version or commit continues its series instead of starting one.
+
+Adds into one history take turns (history_files.locked), so that two at once add no point twice. A table
+that does not read (cut short by a full disk or a killed copy) is named in one line: `add` sets it aside
+(<name>.damaged, its points back by adding their run again), `show` and the dashboard leave it out. Exit codes of
+`add`: 0 points added or nothing new; 2 a source with no finished points (the others are added), a history
+folder that is a file or cannot be made, or a refused config.
 """
 
 from __future__ import annotations
@@ -31,23 +33,20 @@ import datetime
 import gzip
 import hashlib
 import json
-import os
 import re
 import sys
 import tempfile
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from snnbench import paths
+from snnbench import jsonfile, paths
 from snnbench.network.phases import PHASES
-from snnbench.planning.campaign import ConfigRefused, unreadable
 from snnbench.results import archive
-from snnbench.schemas import CONFIG_SCHEMA, config_problems, load_schema
+from snnbench.results.history_files import Damaged, Unusable, locked, tables, write_once
+from snnbench.results.history_place import default_root, place_arguments, place_or_refusal
 from snnbench.tables.frames import read_points
 
-HISTORY_VARIABLE = "SNNBENCH_HISTORY"
 # The memory lstopo prints on its Machine and NUMA node lines (it varies from run to run on a VM); caches stay.
 NODE_MEMORY = re.compile(r"(Machine|NUMANode L#\d+) \((?:P#\d+ )?[\d.]+[KMGT]?B(?: total)?\)")
 # What a series is: the benchmark's parameters (model, size, input, durations, simulator, shape) and the machine.
@@ -95,67 +94,6 @@ OWN = ["series", "record_sha", "record_file", "run", "added_utc", "source"]
 COLUMNS = [*OWN, *SERIES_KEYS, *ALONG, *METRICS]
 
 
-def default_root() -> Path:
-    """$SNNBENCH_HISTORY, else the per-user data folder (where no config names one)."""
-    if os.environ.get(HISTORY_VARIABLE):
-        return Path(os.environ[HISTORY_VARIABLE]).expanduser()
-    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return data / "snnbench" / "history"
-
-
-def root_of(named: str | Path | None, config_files=()) -> Path:
-    """The history folder: the one a command line names, else (none or 'default') the config's
-    `history.folder`, else default_root(). The config files (config/config.yaml where the working
-    directory has one, then those named) are checked first: raises ConfigRefused."""
-    configured = configured_folder(config_files)
-    if named not in (None, "", "default"):
-        return Path(named).expanduser()
-    return Path(configured).expanduser() if configured else default_root()
-
-
-def root_or_refusal(args: argparse.Namespace) -> Path | None:
-    """root_of the command line's --history and --configfile (place_arguments); None, the refusal printed to
-    stderr, where a config file is refused (the commands then exit with 2)."""
-    try:
-        return root_of(args.history, args.configfile)
-    except ConfigRefused as refused:
-        print(refused, file=sys.stderr)
-        return None
-
-
-def configured_folder(config_files=()) -> str:
-    """The `history.folder` of the config files ('' where none sets it; a later file overrides), each
-    file's `history` block checked against the config schema. Raises ConfigRefused naming the file."""
-    files = [paths.CONFIG] if Path(paths.CONFIG).is_file() else []
-    folder = ""
-    for path in [*files, *map(str, config_files)]:
-        if not Path(path).is_file():
-            raise ConfigRefused([path], [f"{path}: no such config file"])
-        problems = unreadable(path)
-        block = {} if problems else (yaml.safe_load(Path(path).read_text()) or {}).get("history", {})
-        problems = problems or config_problems({"history": block}, _history_schema())
-        if problems:
-            raise ConfigRefused([path], problems)
-        folder = block.get("folder") or folder
-    return folder
-
-
-def _history_schema() -> dict:
-    schema = load_schema(CONFIG_SCHEMA)
-    return {"type": "object", "properties": {"history": schema["properties"]["history"]}}
-
-
-def place_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command line's --history and --configfile (what make passes as HISTORY= and CONFIG=)."""
-    parser.add_argument(
-        "--history",
-        help=f"the history folder (default: the config's history.folder, else ${HISTORY_VARIABLE}, else per user)",
-    )
-    parser.add_argument(
-        "--configfile", nargs="+", default=[], help="config files on top of config/config.yaml (history.folder)"
-    )
-
-
 def normalised(points: pd.DataFrame) -> pd.DataFrame:
     """A points table with the history's columns and types: keys as text ('' where missing), so that the
     tables of every run and machine group and concatenate alike; metrics as floats."""
@@ -166,7 +104,8 @@ def normalised(points: pd.DataFrame) -> pd.DataFrame:
     for column in METRICS:
         frame[column] = pd.to_numeric(points[column], errors="coerce") if column in points else float("nan")
     frame["valid"] = frame["valid"].str.lower().eq("true")
-    frame["series"] = frame[SERIES_KEYS].agg("|".join, axis=1).map(digest).astype("string")
+    keys = ["|".join(row) for row in frame[SERIES_KEYS].itertuples(index=False)]  # (agg on no rows: a frame)
+    frame["series"] = pd.Series([digest(k) for k in keys], index=frame.index, dtype="string")
     return frame
 
 
@@ -189,7 +128,7 @@ def experiment_tables(folder: Path) -> list[Path]:
     if folder.suffix == ".csv":
         return [folder]
     results = folder / "results" if (folder / "results").is_dir() else folder
-    return sorted(p for p in results.glob("*/points.csv") if p.parent.name != "imported")
+    return sorted(p for p in results.glob("*/points.csv") if p.parent.name != Path(paths.IMPORTED_DIR).name)
 
 
 def checkout_of(table: Path, points: pd.DataFrame) -> Path:
@@ -222,11 +161,11 @@ def hardware_of(record_file: Path, body: bytes) -> tuple[str, dict[str, bytes]]:
 
 def points_of(folder: Path, source: str) -> tuple[pd.DataFrame, dict[str, bytes]]:
     """Every point of a results folder that has its record: the normalised rows and each record's bytes by digest."""
-    tables = experiment_tables(folder)
-    if not tables:
+    found = experiment_tables(folder)
+    if not found:
         return normalised(pd.DataFrame()).assign(record_sha=pd.Series(dtype="string")), {}
     rows, records = [], {}
-    for table in tables:
+    for table in found:
         points = read_points(table)
         root = checkout_of(table, points)
         found = [root / str(p) / "record.json" for p in points["path"]]
@@ -245,19 +184,42 @@ def points_of(folder: Path, source: str) -> tuple[pd.DataFrame, dict[str, bytes]
     return frame.assign(source=source), records
 
 
+class NothingFound(ValueError):
+    """A source with no finished point to add; the message names it and what is looked for."""
+
+
+def read_checked(root: Path | None = None, columns: list[str] | None = None) -> tuple[pd.DataFrame, list[Damaged]]:
+    """The whole history (every machine's runs) as one table, COLUMNS (or those named) in order, the tables
+    that do not read left out; and those."""
+    frames, damaged = tables(Path(root or default_root()), columns=columns)
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns or COLUMNS}), damaged
+    frame = pd.concat(frames, ignore_index=True)
+    if columns is None:
+        frame = frame.sort_values(["started_utc", "seed"], kind="stable", ignore_index=True)
+    return frame, damaged
+
+
 def read(root: Path | None = None, columns: list[str] | None = None) -> pd.DataFrame:
-    """The whole history (every machine's runs) as one table, COLUMNS (or those named) in order."""
-    files = sorted(Path(root or default_root()).glob("*/*.parquet"))
-    if not files:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns or COLUMNS})
-    frame = pd.concat([pd.read_parquet(f, columns=columns) for f in files], ignore_index=True)
-    return frame.sort_values(["started_utc", "seed"], kind="stable", ignore_index=True) if columns is None else frame
+    """read_checked's table, each table that does not read named on stderr in one line."""
+    frame, damaged = read_checked(root, columns)
+    for table in damaged:
+        print(table.line("left out"), file=sys.stderr)
+    return frame
+
+
+def nothing_at(root: Path) -> str:
+    return f"no history at {root} (make history-add first)"
 
 
 def known_records(root: Path, machine: str) -> set[str]:
-    return {
-        r for f in (root / machine).glob("*.parquet") for r in pd.read_parquet(f, columns=["record_sha"])["record_sha"]
-    }
+    """The records of a machine's runs in the history; a table that does not read set aside (its points are then
+    added again with their run), named on stderr."""
+    frames, damaged = tables(root, machine, ["record_sha"])
+    for table in damaged:
+        kept = jsonfile.set_aside(table.path)
+        print(table.line(f"set aside as {kept.name}: add its run again to restore its points"), file=sys.stderr)
+    return {sha for frame in frames for sha in frame["record_sha"]}
 
 
 def add_points(root: Path, points: pd.DataFrame, records: dict[str, bytes]) -> list[Path]:
@@ -266,52 +228,56 @@ def add_points(root: Path, points: pd.DataFrame, records: dict[str, bytes]) -> l
     root = Path(root)
     written = []
     added = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    for machine, rows in points.groupby("machine", sort=True):
-        name = (machine or "unknown-machine").replace("/", "_")
-        new = rows[~rows["record_sha"].isin(known_records(root, name))]
-        if new.empty:
-            continue
-        commits = sorted(set(new["git_commit"]) - {""})
-        label = commits[0][:10] if len(commits) == 1 else ("commits" if commits else "nocommit")
-        run = f"{label}-{digest(''.join(sorted(new['record_sha'])))[:12]}"
-        folder = root / name
-        (folder / "records").mkdir(parents=True, exist_ok=True)
-        for sha in new["record_sha"]:
-            _write_once(folder / "records" / f"{sha}.json.gz", gzip.compress(records[sha], mtime=0))
-        for node in (name for name in records if name.startswith("hardware/")):  # each node's record once
-            if not (folder / f"{node}.json.gz").exists():
-                (folder / "hardware").mkdir(exist_ok=True)
-                _write_once(folder / f"{node}.json.gz", gzip.compress(records[node], mtime=0))
-        table = new.assign(
-            run=run, added_utc=added, record_file=[f"{name}/records/{sha}.json.gz" for sha in new["record_sha"]]
-        )
-        _write_once(folder / f"{run}.parquet", table[COLUMNS].reset_index(drop=True))
-        written.append(folder / f"{run}.parquet")
+    with locked(root):
+        for machine, rows in points.groupby("machine", sort=True):
+            name = (machine or "unknown-machine").replace("/", "_")
+            new = rows[~rows["record_sha"].isin(known_records(root, name))]
+            if not new.empty:
+                written.append(_add_run(root / name, new, records, added))
     return written
 
 
-def _write_once(path: Path, body) -> None:
-    """Write through a temporary name, then rename: a reader never sees half a file."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    if isinstance(body, pd.DataFrame):
-        body.to_parquet(temporary, index=False)
-    else:
-        temporary.write_bytes(body)
-    temporary.replace(path)
+def _add_run(folder: Path, new: pd.DataFrame, records: dict[str, bytes], added: str) -> Path:
+    """One machine's new points: their records, the hardware records not there yet, and their run's table."""
+    commits = sorted(set(new["git_commit"]) - {""})
+    label = commits[0][:10] if len(commits) == 1 else ("commits" if commits else "nocommit")
+    run = f"{label}-{digest(''.join(sorted(new['record_sha'])))[:12]}"
+    (folder / "records").mkdir(parents=True, exist_ok=True)
+    for sha in new["record_sha"]:
+        write_once(folder / "records" / f"{sha}.json.gz", gzip.compress(records[sha], mtime=0))
+    for node in (name for name in records if name.startswith("hardware/")):  # each node's record once
+        if not (folder / f"{node}.json.gz").exists():
+            (folder / "hardware").mkdir(exist_ok=True)
+            write_once(folder / f"{node}.json.gz", gzip.compress(records[node], mtime=0))
+    files = [f"{folder.name}/records/{sha}.json.gz" for sha in new["record_sha"]]
+    table = new.assign(run=run, added_utc=added, record_file=files)
+    write_once(folder / f"{run}.parquet", table[COLUMNS].reset_index(drop=True))
+    return folder / f"{run}.parquet"
 
 
 def add(source: Path, root: Path | None = None) -> list[Path]:
     """Add a results folder (a checkout's results/, an older copy), one experiment's points.csv in one, or an
-    archive (`make archive`)."""
+    archive (`make archive`). Raises NothingFound where it holds no finished point (nothing is made then)."""
     root = Path(root or default_root())
     source = Path(source)
     if source.is_file() and source.suffix != ".csv":
         with tempfile.TemporaryDirectory() as unpacked:
             archive.unpack(source, Path(unpacked))
             points, records = points_of(Path(unpacked), f"archive {source.name}")
-            return add_points(root, points, records)
+            return add_points(root, _found(source, points), records)
     points, records = points_of(source, f"results {source.resolve()}")
-    return add_points(root, points, records)
+    return add_points(root, _found(source, points), records)
+
+
+def _found(source: Path, points: pd.DataFrame) -> pd.DataFrame:
+    if points.empty:
+        why = "no finished points found" if source.exists() else "no such folder or file"
+        raise NothingFound(
+            f"{source}: {why} (looked for <experiment>/points.csv in a results folder or under a checkout's "
+            "results/, an experiment's points.csv, or an archive of make archive; each point with its record.json); "
+            "nothing added"
+        )
+    return points
 
 
 def record(root: Path, record_file: str) -> bytes:
@@ -332,8 +298,7 @@ def by_version(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def summary(root: Path) -> str:
-    frame = read(root)
+def summary(root: Path, frame: pd.DataFrame) -> str:
     files = list(Path(root).glob("*/*.parquet"))
     records = list(Path(root).glob("*/records/*.json.gz"))
     nodes = list(Path(root).glob("*/hardware/*.json.gz"))
@@ -352,17 +317,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     place_arguments(parser)
     args = parser.parse_args(argv)
-    root = root_or_refusal(args)
-    if root is None:
+    place = place_or_refusal(args)
+    if place is None:
         return 2
+    code = 0
     if args.action == "add":
         for source in args.sources or [Path("results")]:
-            written = add(source, root)
+            try:
+                written = add(source, place.root)
+            except NothingFound as nothing:  # the other sources are still added
+                print(nothing, file=sys.stderr)
+                code = 2
+                continue
+            except Unusable as error:
+                print(f"{place}: cannot be made or written ({error.strerror})", file=sys.stderr)
+                return 2
             print(f"{source}: " + (", ".join(str(w) for w in written) if written else "nothing new"))
-    else:
-        print(by_version(read(root)).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print(summary(root))
-    return 0
+    frame = read(place.root)
+    if args.action == "show":
+        print(by_version(frame).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(summary(place.root, frame))
+    return code
 
 
 if __name__ == "__main__":

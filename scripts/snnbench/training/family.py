@@ -65,12 +65,23 @@ class Training(ChildFamily):
     )
 
     def check(self, index: int, experiment: dict) -> list[str]:
+        block, where = experiment["snn_training"], f"experiments[{index}] ({experiment['name']})"
         problems = []
-        for key, values in experiment["snn_training"].items():
+        for key, values in block.items():
             if isinstance(values, list) and len(set(values)) != len(values):
-                problems.append(
-                    f"experiments[{index}] ({experiment['name']}): snn_training.{key} must not repeat: {values}"
-                )
+                problems.append(f"{where}: snn_training.{key} must not repeat: {values}")
+        least, most = block["warmup_min_steps"], block["warmup_max_steps"]
+        if least > most:  # the warm-up would stop at the most and call itself settled
+            problems.append(
+                f"{where}: snn_training.warmup_min_steps ({least}) must not exceed snn_training.warmup_max_steps "
+                f"({most})"
+            )
+        if "vanilla" not in block["strategies"]:
+            problems.append(
+                f"{where}: snn_training.strategies {block['strategies']} lacks vanilla, the reference each memory "
+                "strategy is measured against on the same point (the figure training_memory_tradeoff's ratios): "
+                "add vanilla"
+            )
         return problems
 
     def expand(self, experiment: dict) -> list[dict]:
