@@ -122,6 +122,16 @@ def test_real_time_factor(data):
     assert sorted(marked[:, 1])[1:] == pytest.approx(sorted(bad))  # the failed one sits on the axis
 
 
+def test_disturbed_points_are_ringed_at_their_value(data):
+    points = data.points.assign(disturbed=False)
+    hit = points.index[points["valid"]][:2]
+    points.loc[hit, "disturbed"] = True
+    _, ax = draw("real_time_factor", figures.PanelData(points, series="simulator"))
+    ringed = [c for c in ax.collections if c.get_label() == "disturbed (others used its CPUs)"]
+    assert len(ringed) == 1
+    assert sorted(ringed[0].get_offsets()[:, 1]) == pytest.approx(sorted(points.loc[hit, "real_time_factor"]))
+
+
 def test_efficiency_is_one_at_the_fewest_vps(data):
     _, ax = draw("efficiency", data)
     lines = series_lines(ax)

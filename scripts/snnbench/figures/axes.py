@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.figures.registry import PanelData
-from snnbench.figures.style import INVALID, colors, lighter
+from snnbench.figures.style import DISTURBED, INVALID, colors, lighter
 
 ERRORBAR = ("pi", 100)  # bars span all seeds
 MAX_DOTS = 40  # up to this many points a panel shows every point, beyond it their spread
@@ -89,9 +89,20 @@ def lines(ax, data: PanelData, y: str, label: str, log: bool = False) -> bool:
             log_y(ax)
     vps_axis(ax, data.points)
     mark_invalid(ax, data, y)
+    mark_disturbed(ax, data, y)
     ax.set_ylabel(label)
     legend(ax)
     return not valid.empty
+
+
+def mark_disturbed(ax, data: PanelData, y: str) -> None:
+    """Valid points that others' work slowed (the `disturbed` column, judged at collect): ringed at their value,
+    so that a curve's outlier says why."""
+    if "disturbed" not in data.valid or y not in data.valid:
+        return
+    hit = data.valid[(data.valid["disturbed"] == True) & data.valid[y].notna()]  # noqa: E712 (object column)
+    if not hit.empty:
+        ax.scatter(hit["vps"], hit[y], label="disturbed (others used its CPUs)", **DISTURBED)
 
 
 def mark_invalid(ax, data: PanelData, y: str | None) -> None:

@@ -38,6 +38,7 @@ ROW_HEIGHT_IN = 2.1
 FONT_PT = 7  # journals ask for 5-8 pt at print size
 DPI = 300
 INVALID = {"marker": "X", "color": "#d62728", "s": 30, "zorder": 5, "linewidths": 0}
+DISTURBED = {"marker": "o", "facecolors": "none", "edgecolors": "0.2", "s": 60, "zorder": 6, "linewidths": 0.8}
 # seaborn.set_theme(context="paper", style="ticks", font="DejaVu Sans): the values that differ from
 # matplotlib's defaults and that RC below does not set anew.
 SEABORN_PAPER_TICKS = {

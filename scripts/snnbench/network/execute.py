@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.environments import EnvironmentMissing, builds
-from snnbench.machine import energy, hardware, lmod
+from snnbench.machine import energy, hardware, interference, lmod
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, activity_bounds, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
@@ -145,6 +145,8 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
     spikes, events = race.spike_section(spec, ranks, populations, merged["num_synapses"], net.total_neurons)
     return {
         "phases_s": merged["phases_s"],
+        "phases_cpu_s": merged["phases_cpu_s"],
+        "interference": interference.summary([(r["host"], r.get("interference") or {}) for r in ranks]),
         "real_time_factor": merged["phases_s"]["simulate"] / t_sim_s,
         "simulator_timers_s": merged["simulator_timers_s"],
         "memory": merged["memory"],

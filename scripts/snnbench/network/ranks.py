@@ -29,8 +29,12 @@ def merge_ranks(ranks: list[dict]) -> dict:
         names = sorted({k for r in ranks for k in r["simulator_timers_s"].get(phase, {})})
         timers[phase] = {k: max(r["simulator_timers_s"].get(phase, {}).get(k, 0.0) for r in ranks) for k in names}
     peaks = [r["peak_rss_mb"] for r in ranks]
+    timed = all("phases_cpu_s" in r for r in ranks)  # not in rank files of before 2026-11-28
+    cpu = {p: sum(r["phases_cpu_s"][p] for r in ranks) for p in PHASES} if timed else {}
     return {
         "phases_s": phases,
+        # CPU time per phase, summed over ranks (every thread's): the work, where wall time is the wait.
+        "phases_cpu_s": cpu,
         "simulator_timers_s": timers,
         "memory": {"peak_rss_mb_sum": float(sum(peaks)), "peak_rss_mb_max_rank": float(max(peaks))},
         "num_synapses": int(sum(r["local_synapses"] for r in ranks)),

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench.environments import builds
+from snnbench.machine import interference
 from snnbench.network import (
     activity_bounds,
     activity_ensemble,
@@ -106,6 +107,21 @@ def simulator_columns(rec: dict) -> dict:
     return row
 
 
+def interference_columns(rec: dict) -> dict:
+    """CPU time per phase beside wall time, who else used the point's CPUs over simulate, and the verdict
+    `disturbed` (machine.interference.disturbed: judged here, at collect; None where not measured: records
+    written before 2026-11-28, or without /proc)."""
+    found = rec.get("interference") or {}
+    columns = {f"cpu_{phase}_s": t for phase, t in (rec.get("phases_cpu_s") or {}).items()}
+    columns.update(
+        others_cpu_fraction=found.get("others_fraction"),
+        steal_s=found.get("steal_s"),
+        cpu_pressure_s=found.get("pressure_s"),
+        disturbed=interference.disturbed(found.get("others_fraction")),
+    )
+    return columns
+
+
 def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     spec, prov = rec["point"], rec["provenance"]
     row = _point_columns(spec)
@@ -124,6 +140,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         row["valid"] = False
         return row
     row.update({f"time_{p}_s": t for p, t in rec["phases_s"].items()})
+    row.update(interference_columns(rec))
     row["real_time_factor"] = rec["real_time_factor"]
     row.update(rec["memory"])
     row.update(rec["network"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench.machine import affinity, energy, hardware
+from snnbench.machine import affinity, energy, hardware, interference
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import models
 from snnbench.network.phases import PHASES
@@ -32,19 +32,7 @@ def run(spec: dict, outdir: Path) -> Path:
     # Energy counters are read at every phase boundary, outside the timed calls; so are the
     # threads' CPUs around the simulate phase (where each may run, where it ran, what it did).
     meter = energy.Meter(*energy.machine_sensors(bool(spec["resources"].get("gpus"))))
-    phases_s, rss_mb, timers, threads = {}, {}, {"start": {}}, {}
-    for phase in PHASES:
-        meter.mark(phase)
-        if phase == "simulate":
-            threads = affinity.threads()
-        start = time.perf_counter()
-        getattr(backend, phase)()
-        phases_s[phase] = time.perf_counter() - start
-        if phase == "simulate":
-            threads = affinity.ran_between(threads, affinity.threads())
-        rss_mb[phase] = process_mb("VmRSS")
-        timers[phase] = backend.timers()
-    meter.mark("end")
+    phases_s, cpu_s, rss_mb, timers, threads, window = timed_phases(backend, meter, launch_cpus)
     phases_s = backend.phase_split(phases_s)
     out = backend.output()
 
@@ -66,6 +54,9 @@ def run(spec: dict, outdir: Path) -> Path:
         "threads": out.threads,
         "host": socket.gethostname(),
         "phases_s": phases_s,
+        "phases_cpu_s": cpu_s,
+        # Who else used this rank's CPUs during simulate (snnbench.machine.interference).
+        "interference": window,
         "rss_after_phase_mb": rss_mb,
         "peak_rss_mb": process_mb("VmHWM"),
         "simulator_timers_s": simulator_timers,
@@ -84,6 +75,34 @@ def run(spec: dict, outdir: Path) -> Path:
     path = outdir / f"rank{out.rank}.json"
     path.write_text(json.dumps(rank_record, indent=1))
     return path
+
+
+def timed_phases(backend, meter, launch_cpus: list[int]) -> tuple:
+    """Each phase called and timed: wall and CPU time, RSS and the simulator's timers after it; around simulate,
+    the threads (where each may run, where it ran, what it did) and who else used the CPUs."""
+    phases_s, cpu_s, rss_mb, timers, threads, window = {}, {}, {}, {"start": {}}, {}, {}
+    for phase in PHASES:
+        meter.mark(phase)
+        if phase == "simulate":
+            threads, started = affinity.threads(), interference.Window(launch_cpus)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        getattr(backend, phase)()
+        phases_s[phase] = time.perf_counter() - start
+        cpu_s[phase] = time.process_time() - start_cpu  # every thread of this process: beside wall time
+        if phase == "simulate":
+            threads = affinity.ran_between(threads, affinity.threads())
+            window = started.close(sum(t["cpu_s"] for t in threads), working_cpus(threads))
+        rss_mb[phase] = process_mb("VmRSS")
+        timers[phase] = backend.timers()
+    meter.mark("end")
+    return phases_s, cpu_s, rss_mb, timers, threads, window
+
+
+def working_cpus(threads: list[dict]) -> list[int]:
+    """The CPUs the threads that worked during simulate (a tenth of the busiest one's CPU time at least) were
+    allowed on: where others' work slows the point down."""
+    busiest = max((t["cpu_s"] for t in threads), default=0.0)
+    return sorted({cpu for t in threads if t["cpu_s"] >= 0.1 * busiest for cpu in t["cpus"]})
 
 
 def main(argv: list[str]) -> None:
