@@ -90,3 +90,47 @@ def test_a_step_of_two_standard_deviations_is_found_in_most_series():
 
 def test_flat_series_rarely_report_a_step():
     assert detection_rate(0.0, seed=2) <= 0.05
+
+
+def runs_history(rng, runs: int, run_cv: float, seed_cv: float, step_from: int | None = None, step: float = 0.0):
+    """A series of `runs` runs (one commit each, dated in order), 5 seeds each, whose run medians vary by run_cv
+    (the day's load) and seeds within a run by seed_cv; from run `step_from` on the level is x (1 + step)."""
+    rows = []
+    for r in range(runs):
+        level = (
+            3.3 * (1 + run_cv * rng.standard_normal()) * (1 + (step if step_from is not None and r >= step_from else 0))
+        )
+        for seed in range(5):
+            rows.append(
+                {
+                    "run": f"run{r:02d}",
+                    "simulator_version": "3.10.0",
+                    "build": "",
+                    "git_commit": f"{r:02d}".ljust(40, "d"),
+                    "git_commit_utc": f"2026-01-{1 + r:02d}T00:00:00+00:00",
+                    "started_utc": f"2026-03-{28 - r:02d}T00:00:00+00:00",  # run in the reverse order of the commits
+                    "seed": str(seed),
+                    "valid": True,
+                    "disturbed": False,
+                    "time_simulate_s": level * (1 + seed_cv * rng.standard_normal()),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_run_to_run_noise_of_unchanged_code_is_no_step_and_a_step_beyond_it_is_found_in_commit_order():
+    """The issue's control: run medians of unchanged code 3.30-4.95 s while seeds within a run spread by a few %.
+    Judged by the seeds alone, such runs were reported as steps; judged by the runs' own spread, not."""
+    rng = np.random.default_rng(3)
+    found = [steps.find_steps(runs_history(rng, 8, 0.15, 0.03), "time_simulate_s", "commit") for _ in range(20)]
+    assert sum(bool(f) for f in found) <= 1
+    quiet = runs_history(np.random.default_rng(4), 11, 0.01, 0.03, step_from=8, step=0.15)
+    (step,) = steps.find_steps(quiet, "time_simulate_s", "commit")
+    assert step.after == "08dddddddd" and 1.1 < step.ratio < 1.2  # commit order, not the order the runs ran in
+
+
+def test_disturbed_points_are_left_out_of_the_levels():
+    points = runs_history(np.random.default_rng(5), 11, 0.01, 0.03)
+    points.loc[points["run"] == "run05", ["time_simulate_s", "disturbed"]] = [9.9, True]
+    assert steps.find_steps(points, "time_simulate_s", "commit") == []
+    assert len(steps.measured(points, "time_simulate_s")) == len(points) - 5

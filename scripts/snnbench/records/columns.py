@@ -52,6 +52,7 @@ def outcome_columns(rec: dict) -> dict:
         "load_average_1min": prov["host"]["load_average_1_5_15"][0],
         "git_commit": prov["workflow"]["git_commit"],
         "git_dirty": prov["workflow"]["git_dirty"],
+        "git_commit_utc": prov["workflow"].get("git_commit_utc"),
         "benchmark_hash": prov["benchmark_hash"],
         "started_utc": prov["started_utc"],
         "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),

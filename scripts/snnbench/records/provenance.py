@@ -55,6 +55,8 @@ def workflow_version() -> dict:
     return {
         "version": version,
         "git_commit": commit,
+        # The commit's own date (a history orders commits by it, not by when a point ran).
+        "git_commit_utc": _git("log", "-1", "--format=%cI", "HEAD") if commit else None,
         "git_dirty": bool(status) if status is not None else None,
     }
 

@@ -37,6 +37,7 @@ from snnbench.results import dashboard_pages, history, history_place, steps
 PLOTTED = {
     "real_time_factor": "real-time factor",
     **{f"time_{phase}_s": f"{phase} time (s)" for phase in (*PHASES, "total")},
+    "cpu_simulate_s": "simulate CPU time, all ranks (s)",
     "peak_rss_mb_sum": "peak memory, all ranks (MB)",
 }
 CLICK_OPENS_RECORD = (
@@ -53,6 +54,12 @@ def series_title(row: pd.Series) -> str:
     return " ".join(str(p) for p in parts if p)
 
 
+def _commit_dates(rows: pd.DataFrame) -> pd.Series:
+    if "git_commit_utc" not in rows:
+        return rows["started_utc"]
+    return rows["git_commit_utc"].where(rows["git_commit_utc"].fillna("") != "", rows["started_utc"])
+
+
 def metric_figure(points: pd.DataFrame, metric: str, found: pd.DataFrame) -> go.Figure:
     """One metric of one series: against simulator version (left) and commit date (right)."""
     figure = make_subplots(
@@ -62,7 +69,8 @@ def metric_figure(points: pd.DataFrame, metric: str, found: pd.DataFrame) -> go.
     rows = rows.assign(
         version=steps.position_labels(rows, "version"),
         commit=steps.position_labels(rows, "commit"),
-        date=pd.to_datetime(rows["started_utc"], utc=True, errors="coerce"),
+        # The commit's own date where the record has it (git's order), else when the point ran.
+        date=pd.to_datetime(_commit_dates(rows), utc=True, errors="coerce"),
         link="../records/" + rows["record_sha"] + ".json",
     )
     order = list(steps.positions(points, metric, "version").index)

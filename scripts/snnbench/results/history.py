@@ -70,12 +70,14 @@ ALONG = [
     "build",
     "git_commit",
     "git_dirty",
+    "git_commit_utc",
     "benchmark_hash",
     "seed",
     "started_utc",
     "experiment",
     "status",
     "valid",
+    "disturbed",
     "host",
     "cpu_model",
     "hardware",
@@ -83,6 +85,8 @@ ALONG = [
 ]
 METRICS = [
     *(f"time_{phase}_s" for phase in (*PHASES, "total")),
+    *(f"cpu_{phase}_s" for phase in PHASES),  # CPU time beside wall time: what a neighbour's load hardly moves
+    "others_cpu_fraction",
     "real_time_factor",
     "peak_rss_mb_sum",
     "peak_rss_mb_max_rank",
@@ -104,6 +108,7 @@ def normalised(points: pd.DataFrame) -> pd.DataFrame:
     for column in METRICS:
         frame[column] = pd.to_numeric(points[column], errors="coerce") if column in points else float("nan")
     frame["valid"] = frame["valid"].str.lower().eq("true")
+    frame["disturbed"] = frame["disturbed"].str.lower().map({"true": True, "false": False})  # missing: not judged
     keys = ["|".join(row) for row in frame[SERIES_KEYS].itertuples(index=False)]  # (agg on no rows: a frame)
     frame["series"] = pd.Series([digest(k) for k in keys], index=frame.index, dtype="string")
     return frame

@@ -46,7 +46,7 @@ KEYS = [
     "input",
     "t_sim_ms",
 ]
-METRICS = [*(f"time_{p}_s" for p in (*PHASES, "total")), "real_time_factor", "peak_rss_mb_sum"]
+METRICS = [*(f"time_{p}_s" for p in (*PHASES, "total")), "cpu_simulate_s", "real_time_factor", "peak_rss_mb_sum"]
 NO_REFERENCE = "no reference for this machine"
 
 
@@ -73,9 +73,11 @@ def load_tolerances(path) -> dict:
 def _summary(points: pd.DataFrame, keys: list[str]) -> dict[str, pd.DataFrame]:
     """Median, fastest and slowest valid seed of every metric, and the seeds, per point."""
     valid = points[points["valid"].astype(bool)]
+    if "disturbed" in valid:  # others used its CPUs: no measure of the code (snnbench.machine.interference)
+        valid = valid[~valid["disturbed"].astype(object).eq(True)]  # unjudged (older records): kept
     if "build" in keys:
         valid = valid.assign(build=valid["build"].astype("string").fillna(""))
-    metrics = [m for m in METRICS if m in valid]
+    metrics = [m for m in METRICS if m in valid and valid[m].notna().any()]  # CPU times: not in older tables
     grouped = valid.groupby(keys)[metrics]
     return {"median": grouped.median(), "low": grouped.min(), "high": grouped.max(), "seeds": grouped.size()}
 

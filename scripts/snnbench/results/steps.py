@@ -10,6 +10,15 @@ factor is chosen so that, on flat series of 8 to 20 positions with 3 seeds each,
 tests/unit/test_history_steps.py measures the rates). A step lies between two neighbouring positions; its size is
 the ratio of the medians of the seeds after and before it, up to the next and from the previous step; steps of
 less than MIN_CHANGE are not reported.
+
+Runs, not only seeds: where the history knows its runs (the `run` column: one `history add` each), a run's
+median varies from run to run by more than its seeds say (the load of the day, the node it got; measured here: run
+medians of unchanged code 3.30, 3.92 and 4.95 s where seeds spread by 0.10-0.16). The noise of a position's mean is
+then at least the run medians' own spread: their standard deviation estimated robustly from successive differences
+along the axis (the median absolute difference / (0.6745 sqrt 2), as change-point methods estimate noise in the
+presence of steps: Fryzlewicz 2014, Ann. Stat. 42:2243), over the square root of the runs per position. Points
+judged `disturbed` (others used their CPUs: snnbench.machine.interference) are left out, and CPU-time metrics
+(cpu_<phase>_s) sit beside wall-time ones: a neighbour's load moves wall time, hardly the work done.
 """
 
 from __future__ import annotations
@@ -48,8 +57,9 @@ def version_order(label: str):
 
 
 def measured(points: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The valid points that have the metric."""
-    return points[points["valid"].astype(bool) & points[metric].notna()]
+    """The valid points that have the metric, less those judged disturbed."""
+    quiet = ~points["disturbed"].astype(object).eq(True) if "disturbed" in points else True  # unjudged: kept
+    return points[points["valid"].astype(bool) & points[metric].notna() & quiet]
 
 
 def position_labels(rows: pd.DataFrame, axis: str) -> pd.Series:
@@ -69,9 +79,24 @@ def positions(points: pd.DataFrame, metric: str, axis: str) -> pd.DataFrame:
     table["first_utc"] = grouped["started_utc"].min()
     if axis == "version":
         order = sorted(table.index, key=version_order)
-    else:
-        order = list(table.sort_values("first_utc").index)
+    else:  # git's commit date where the records have it, else the first point's start
+        dated = grouped["git_commit_utc"].min() if "git_commit_utc" in rows else pd.Series(dtype=object)
+        table["order"] = dated.reindex(table.index).fillna(table["first_utc"]) if len(dated) else table["first_utc"]
+        order = list(table.sort_values(["order", "first_utc"]).index)
     return table.loc[order]
+
+
+def run_noise(points: pd.DataFrame, metric: str, axis: str, order: list[str]) -> float:
+    """The noise of one position's mean from the spread between runs (nan where the history names fewer than
+    three runs): a robust SD of successive run medians along the axis, over sqrt(runs per position)."""
+    rows = measured(points, metric)
+    if "run" not in rows or rows["run"].nunique() < 3:
+        return float("nan")
+    rows = rows.assign(position=pd.Categorical(position_labels(rows, axis), categories=order, ordered=True))
+    runs = rows.groupby(["position", "run"], observed=True).agg(value=(metric, "median"), first=("started_utc", "min"))
+    medians = runs.sort_values(["position", "first"])["value"].to_numpy()
+    spread = float(np.median(np.abs(np.diff(medians)))) / (0.6745 * np.sqrt(2))
+    return spread / np.sqrt(float(runs.groupby(level="position", observed=True).size().median()))
 
 
 def pooled_sd(table: pd.DataFrame) -> float:
@@ -99,7 +124,8 @@ def find_steps(points: pd.DataFrame, metric: str, axis: str, within: str = "") -
     if table.empty or not np.isfinite(sd):
         return []
     seeds = float(table["seeds"].median())
-    cuts = breakpoints(table["mean"].to_numpy(), sd / np.sqrt(seeds))
+    noise = np.nanmax([sd / np.sqrt(seeds), run_noise(points, metric, axis, list(table.index))])
+    cuts = breakpoints(table["mean"].to_numpy(), noise)
     edges = [0, *cuts, len(table)]
     labels = list(table.index)
     rows = measured(points, metric)
