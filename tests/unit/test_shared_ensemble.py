@@ -104,6 +104,19 @@ def test_an_ensemble_that_cannot_be_found_is_refused(overrides, line):
     assert len(problems) == 1 and line in problems[0]
 
 
+def test_the_ensembles_shape_is_the_models_reference_shape_or_the_one_named_never_the_experiments():
+    """An experiment of 2 threads only built its ensemble at 2 threads, unsaid (issue 52)."""
+    two = plan(experiment(resources={"threads_per_rank": [2]}, seeds=[1], validation={"seeds": 3}))
+    name = two.shared["unit"][0]
+    assert {s["resources"]["threads_per_rank"] for s in two.points_of(name).values()} == {1}
+    named = experiment(
+        resources={"threads_per_rank": [2]}, seeds=[1], validation={"seeds": 3, "shape": {"threads_per_rank": 2}}
+    )
+    chosen = plan(named)
+    assert {s["resources"]["threads_per_rank"] for s in chosen.points_of(chosen.shared["unit"][0]).values()} == {2}
+    assert chosen.shared["unit"][0] != name  # another shape, another ensemble
+
+
 def test_a_config_planned_twice_plans_the_same():
     """Planning adds the shared ensembles to the config (jobs read time limits there); planning the same
     config again starts from what was configured, and a user's experiment with the prefix stays refused."""

@@ -39,16 +39,21 @@ def _shape_order(spec: dict):
     return (res["virtual_processes"], res["nodes"], res["ranks"], spec["seed"])
 
 
+# The shape a shared ensemble runs at unless the experiment's validation.shape names another: the model as its
+# reference implementations run it, one rank of one thread (never silently the experiment's own shape).
+REFERENCE_SHAPE = {"nodes": 1, "ranks_per_node": 1, "threads_per_rank": 1}
+
+
 def ensemble_experiment(experiment: dict, model_name: str, reference: str, expand) -> dict | None:
     """The shared reference ensemble `validation.seeds: N` asks for, as an experiment (None without it):
-    the reference simulator's seeds 1..N at the experiment's first shape (fewest virtual processes), of
-    the model without its changes (CHANGES), named ensemble-<model>-<digest of its points' spec>. expand:
-    the family's (experiment -> specs)."""
-    wanted = experiment.get("validation", {}).get("seeds")
+    the reference simulator's seeds 1..N at validation.shape (default REFERENCE_SHAPE), of the model without
+    its changes (CHANGES), named ensemble-<model>-<digest of its points' spec>. expand: the family's
+    (experiment -> specs)."""
+    validation = experiment.get("validation", {})
+    wanted = validation.get("seeds")
     if not wanted:
         return None
-    first = min(expand({**experiment, "seeds": experiment["seeds"][:1]}), key=_shape_order)["resources"]
-    shape = {key: [first[key]] for key in ("nodes", "ranks_per_node", "threads_per_rank")}
+    shape = {key: [value] for key, value in {**REFERENCE_SHAPE, **validation.get("shape", {})}.items()}
     shared = {k: v for k, v in experiment.items() if k not in ("race", "description")}
     shared.update(
         simulators=[reference],
