@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -153,7 +154,7 @@ def module_tree(folder: Path) -> Path:
     from snnbench import environments
     from snnbench.machine import lmod
 
-    if lmod.lmod_command() is None:
+    if lmod.LMOD.command() is None:
         pytest.skip("Lmod is not installed: make test installs Debian's lmod (as root)")
     if not environments.is_linked("nest-mpi"):
         pytest.skip("MPI-capable NEST missing: run `make env-nest-mpi` (make test does)")
@@ -165,6 +166,41 @@ def module_tree(folder: Path) -> Path:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.lua").write_text(text)
     return folder
+
+
+# Environment Modules (the Tcl tool) beside Debian's Lmod, whose package conflicts with it: Debian's
+# package unpacked here, not installed (its modulecmd.tcl runs with Debian's tclsh8.6, package tcl).
+TOOLS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "tools"
+
+
+def environment_modules() -> str:
+    """modulecmd.tcl: the one set up or installed here, else Debian's package unpacked into TOOLS_CACHE
+    (apt-get download, dpkg-deb -x; once per machine). Skips where none can be had."""
+    from snnbench.machine.tcl_modules import ENVIRONMENT_MODULES
+
+    unpacked = TOOLS_CACHE / "environment-modules"
+    command = unpacked / "usr" / "lib" / "modulecmd.tcl"
+    found = ENVIRONMENT_MODULES.command() or (str(command) if command.exists() else None)
+    if found:
+        return found
+    if not Path("/usr/bin/tclsh8.6").exists():
+        pytest.skip("Environment Modules needs Tcl 8.6: apt-get install tcl")
+    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+        pytest.skip("Environment Modules is not installed and apt-get cannot fetch it here")
+    TOOLS_CACHE.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=TOOLS_CACHE))
+    fetched = subprocess.run(["apt-get", "download", "environment-modules"], cwd=folder, capture_output=True, text=True)
+    debs = list(folder.glob("environment-modules_*.deb"))
+    if fetched.returncode != 0 or not debs:
+        shutil.rmtree(folder)
+        pytest.skip(f"apt-get download environment-modules failed: {fetched.stderr.strip()[-200:]}")
+    subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(folder / "tree")], check=True)
+    try:
+        (folder / "tree").rename(unpacked)  # atomic: another test worker may unpack it at the same time
+    except OSError:
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
+    return str(command)
 
 
 def check_crates(crates: list[Path]) -> list[dict]:

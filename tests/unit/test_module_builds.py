@@ -1,20 +1,23 @@
 """Builds given as the site's environment modules (Lmod): the config, the plan (no environment to
-make), refusals before any job (a missing module, no Lmod), and loading them for a point."""
+make), refusals before any job (a missing module, no tool), and loading them for a point. A module
+hierarchy, and Environment Modules: test_module_hierarchy.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
 from conftest import MPI_MODULE, NEST_MODULE, config_problems, experiment, module_tree, validated
 from snnbench import planning
 from snnbench.environments import builds
-from snnbench.machine import lmod
+from snnbench.machine import lmod, module_tools
 from snnbench.planning import before_jobs
 
 
 @pytest.fixture
-def tree(tmp_path):
+def tree(tmp_path, monkeypatch):
+    monkeypatch.delenv("MODULES_CMD", raising=False)  # Lua modulefiles: Lmod's, not Environment Modules'
     return module_tree(tmp_path / "modules")
 
 
@@ -32,15 +35,18 @@ def test_a_module_build_plans_its_points_and_no_environment(tree):
 
 def test_a_missing_module_is_refused_naming_the_build_and_the_module(tree):
     found = config_problems(experiment(builds=site(tree, MPI_MODULE, "nest/9.9")))
-    assert len(found) == 1 and "builds.site.modules: module nest/9.9 is not available" in found[0], found
+    assert len(found) == 1, found
+    assert f"builds.site.modules: module nest/9.9 is not available after module load {MPI_MODULE} " in found[0]
     assert f"MODULEPATH={tree}" in found[0]
 
 
-def test_module_builds_need_lmod(tree, monkeypatch):
-    monkeypatch.setenv("LMOD_CMD", str(tree / "no-lmod"))
-    monkeypatch.setattr(lmod, "LMOD_DEFAULT", str(tree / "no-lmod"))
+def test_module_builds_need_a_tool_to_load_modules(tree, monkeypatch):
+    for tool in module_tools.TOOLS:
+        monkeypatch.delenv(tool.variable, raising=False)
+    monkeypatch.setattr(module_tools, "TOOLS", tuple(dataclasses.replace(t, defaults=()) for t in module_tools.TOOLS))
     found = config_problems(experiment(builds=site(tree)))
-    assert len(found) == 1 and "builds.site.modules: module builds need Lmod" in found[0], found
+    assert len(found) == 1 and "builds.site.modules: module builds need environment modules" in found[0], found
+    assert "$LMOD_CMD" in found[0] and "$MODULES_CMD" in found[0], found
 
 
 @pytest.mark.parametrize(
@@ -69,7 +75,7 @@ def test_loading_records_the_modules_with_their_dependencies(tree, monkeypatch):
     assert loaded["loaded"] == [MPI_MODULE, NEST_MODULE]  # name/version, the dependency first
     assert loaded["module_list"] == [MPI_MODULE, NEST_MODULE]  # `module -t list`
     assert loaded["files"] == [str(tree / f"{MPI_MODULE}.lua"), str(tree / f"{NEST_MODULE}.lua")]
-    assert loaded["modulepath"] == str(tree) and loaded["lmod_version"]
+    assert loaded["modulepath"] == str(tree) and loaded["lmod_version"] and loaded["tool"] == "lmod"
     assert environ["NEST_MODULE"] == "1" and lmod.python(environ).startswith(environ["PATH"].split(":")[0])
     with pytest.raises(lmod.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
         lmod.load(dict(build, modules=["nest/9.9"]))

@@ -9,8 +9,8 @@ the environment: its pip requirements (the pins of the simulator's envs/<environ
 without the built package, plus the build's own requirement), for a source tree its commit and
 uncommitted changes and the CMake options, and the Python. Never the checkout's path. Each
 checkout links it as .venv-build-<key> (rule link_environment), as it links named environments.
-A build given as the site's environment modules (`modules`, snnbench.machine.lmod) has no environment
-and no key: its points run with the modules loaded.
+A build given as the site's environment modules (`modules`, snnbench.machine.modules) has no
+environment and no key: its points run with the modules loaded.
 
 This module is pure (spec, key, paths, config checks); snnbench.environments.maker makes the environment.
 """
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from snnbench import environments
 from snnbench.environments import sources
-from snnbench.machine import lmod
+from snnbench.machine import module_tools, modules
 from snnbench.paths import REPO
 
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
@@ -158,7 +158,7 @@ def point_build(environment: str, package: str, name: str, build: dict) -> dict:
     if "source" in build and not third_party(build):
         build["source"] = os.path.realpath(os.path.expanduser(build["source"]))
     if is_modules(build):
-        return {"name": name, **build, **({"modulepath": lmod.folders(build)} if "modulepath" in build else {})}
+        return {"name": name, **build, **({"modulepath": modules.folders(build)} if "modulepath" in build else {})}
     return _point_build(environment, package, name, json.dumps(build, sort_keys=True), platform.python_version())
 
 
@@ -194,7 +194,7 @@ def python(build: dict, repo: Path = REPO) -> str:
 
 def provenance(spec: dict) -> dict | None:
     """The build's provenance written when its environment was made (snnbench.environments.maker); for a
-    module build, the build as configured (the point adds what it loaded: snnbench.machine.lmod.load)."""
+    module build, the build as configured (the point adds what it loaded: snnbench.machine.modules.Tool.load)."""
     if "build" not in spec:
         return None
     if is_modules(spec["build"]):
@@ -250,23 +250,21 @@ def source_recipe(tree: str | Path) -> str:
 
 
 def _modules_problems(key: str, build: dict) -> list[str]:
-    """A module build's options that belong to the other kinds, Lmod missing, modules it cannot find."""
+    """A module build's options that belong to the other kinds, no tool to read modulefiles, the
+    first module that cannot be loaded after those before it (snnbench.machine.module_tools)."""
     if "cmake" in build:
         return [f"{key}.cmake: CMake options are for `source` builds (the site built its modules)"]
-    if lmod.lmod_command() is None:
-        return [f"{key}.modules: {lmod.no_lmod()}"]
     try:
-        missing = lmod.unavailable(build)
-    except lmod.ModulesError as error:
+        problem = module_tools.unavailable(build)
+    except modules.ModulesError as error:
         return [f"{key}.modules: {error}"]
-    where = f"MODULEPATH={lmod.modulepath(build) or '(empty)'}"
-    return [f"{key}.modules: module {m} is not available ({where}; see `module avail`)" for m in missing]
+    return [f"{key}.modules: {problem}"] if problem else []
 
 
 def check(where: str, experiment: dict, packages: dict[str, str | None]) -> list[str]:
     """What the schema cannot say about an experiment's `builds`, each problem naming its key:
-    a build with none (or several) of pip, source and modules, a module that Lmod cannot find (or
-    no Lmod), a requirement for another package, a source
+    a build with none (or several) of pip, source and modules, a module that cannot be loaded after
+    those before it (or no tool to load modules), a requirement for another package, a source
     path that is not a source tree, simulators that have no builds, MPI points without MPI builds.
     packages: simulator -> the package its builds replace (None: it has no builds)."""
     builds = experiment.get("builds")

@@ -20,7 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from snnbench.machine import affinity
+from snnbench.machine import affinity, module_tools
 
 # Where a launcher says which rank of its node a process is (Open MPI, SLURM's srun, MPICH/Hydra, PMI).
 LOCAL_RANK_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK")
@@ -42,9 +42,6 @@ PLACEMENT_VARIABLES = (
     "LOADEDMODULES",
 )
 TOOL_TIMEOUT_S = 30
-# Lmod's `module` as its init script defines it, for a bash that has not sourced the init: Lmod
-# prints the shell code that loads, lists, ... (snnbench.machine.lmod runs it in a clean bash too).
-LMOD_MODULE_FUNCTION = 'module() { eval "$("$LMOD_CMD" bash "$@")"; }'
 HARDWARE_DIR = "hardware"
 # The machine a point ran on, for references per machine (config `machine:`, set for the point's
 # process by its execute job; a site may also export them in its profile or shell).
@@ -131,10 +128,12 @@ def linked_libraries(paths: list[str]) -> dict[str, str]:
 def loaded_modules(environ=os.environ) -> str:
     """`module list` where environment modules (Lmod, Tcl modules) are set up, else why not. A
     process started with modules loaded inherits their variables but not the shell's `module`
-    function (a module build's point: snnbench.machine.lmod); with Lmod it is defined from $LMOD_CMD."""
-    if not any(k in environ for k in ("LMOD_CMD", "MODULESHOME", "BASH_FUNC_module%%")):
-        return not_available("no environment modules (neither LMOD_CMD nor MODULESHOME set)")
-    define = f"if ! type module >/dev/null 2>&1; then {LMOD_MODULE_FUNCTION}; fi; " if "LMOD_CMD" in environ else ""
+    function (a module build's point: snnbench.machine.modules); it is defined from the tool's
+    command where its variable is set (snnbench.machine.module_tools.module_function)."""
+    function = module_tools.module_function(environ)
+    if function is None and not any(k in environ for k in ("MODULESHOME", "BASH_FUNC_module%%")):
+        return not_available("no environment modules (neither LMOD_CMD, MODULES_CMD nor MODULESHOME set)")
+    define = f"if ! type module >/dev/null 2>&1; then {function}; fi; " if function else ""
     text = tool_output(["bash", "-c", define + "module list 2>&1"])
     return text or f"no modules loaded (LOADEDMODULES={environ.get('LOADEDMODULES', '')!r})"
 

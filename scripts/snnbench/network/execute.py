@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.environments import EnvironmentMissing, builds
-from snnbench.machine import energy, hardware, interference, lmod
+from snnbench.machine import energy, hardware, interference, module_tools
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, activity_bounds, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
@@ -41,13 +41,13 @@ from snnbench.run.supervise import (
 
 def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
     """For a point of a module build: the environment with its modules loaded, in which this
-    checkout's snnbench imports, and what was loaded (snnbench.machine.lmod.load); else (None, None)."""
+    checkout's snnbench imports, and what was loaded (snnbench.machine.module_tools.load); else (None, None)."""
     build = spec.get("build")
     if not build or not builds.is_modules(build):
         return None, None
     try:
-        environ, loaded = lmod.load(build)
-    except lmod.ModulesError as error:
+        environ, loaded = module_tools.load(build)
+    except module_tools.ModulesError as error:
         raise PointFailed(f"build {build['name']}: {error}") from None
     return scripts_on_path(environ), loaded
 
@@ -79,7 +79,7 @@ def launch_command(spec: dict, spec_path: Path, rank_dir: Path, environ: dict | 
         launcher = mpirun_command(spec, environ)
     try:
         python = python_for(spec, environ=environ)
-    except (EnvironmentMissing, lmod.ModulesError) as missing:
+    except (EnvironmentMissing, module_tools.ModulesError) as missing:
         raise PointFailed(str(missing)) from None
     return [*launcher, python, "-m", "snnbench.network.run", str(spec_path), str(rank_dir)]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from snnbench import environments
 from snnbench.environments import EnvironmentMissing, builds
-from snnbench.machine import lmod
+from snnbench.machine import module_tools
 from snnbench.network import models
 from snnbench.paths import REPO
 
@@ -222,13 +222,13 @@ def environment_for(spec: dict) -> str:
 
 def python_for(spec: dict, repo: Path = REPO, environ: dict | None = None) -> str:
     """The interpreter of the point's environment: the one its modules put on PATH for a point of a
-    module build (environ: the environment with them loaded, snnbench.machine.lmod.load), this
+    module build (environ: the environment with them loaded, snnbench.machine.module_tools.load), this
     checkout's link of its build's (rules build_environment and link_environment) for a point of
     another build, else the simulator's."""
     if "build" in spec and builds.is_modules(spec["build"]):
         if environ is None:
             raise EnvironmentMissing(f"build {spec['build']['name']}: its modules are not loaded")
-        return lmod.python(environ)
+        return module_tools.python(environ)
     if "build" in spec:
         return builds.python(spec["build"], repo)
     return environments.python(environment_for(spec), repo)
