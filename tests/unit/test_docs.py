@@ -46,7 +46,7 @@ PACKAGE = REPO / "scripts" / "snnbench"
 NAMED_IN = [
     REPO / "README.md",
     REPO / "Makefile",
-    REPO / "Snakefile",
+    REPO / "workflow" / "Snakefile",
     REPO / "config" / "README.md",
     *sorted((REPO / "config").rglob("*.yaml")),
     *sorted((REPO / "docs").glob("*.md")),
@@ -113,3 +113,31 @@ def test_every_module_path_named_exists(path):
     missing = sorted(name for name in named if not resolves(name))
     missing += sorted(file for file in files if not (REPO / file).exists())
     assert not missing, f"{path.relative_to(REPO)} names what does not exist: {missing}"
+
+
+# --- rules stated once: the docs quote the code's constants ---------------------------------------
+
+WORDS = {"two": 2, "three": 3, "four": 4}
+
+
+def quoted_constants():
+    """(doc, the text that quotes a constant, its value there, the constant's value in the code)."""
+    from snnbench.machine import interference
+    from snnbench.network import ensemble, group_verdict
+
+    figures, binding = REPO / "docs" / "figures.md", REPO / "docs" / "binding.md"
+    return [
+        (figures, r"With fewer than (\w+) reference runs besides", WORDS, ensemble.MIN_MEMBERS),
+        (figures, r"`snnbench.network.ensemble.MIN_MEMBERS` = (\d+)", int, ensemble.MIN_MEMBERS),
+        (figures, r"(\d+) random relabellings of the runs", int, group_verdict.PERMUTATIONS),
+        (figures, r"relabellings of the runs .*? at level ([\d.]+)", float, group_verdict.ALPHA),
+        (binding, r"disturbed where others took more than ([\d.]+) of", float, interference.DISTURBED_ABOVE),
+    ]
+
+
+@pytest.mark.parametrize("doc, pattern, read, value", quoted_constants(), ids=lambda v: getattr(v, "name", None))
+def test_the_docs_quote_the_codes_constants(doc, pattern, read, value):
+    found = re.search(pattern, " ".join(doc.read_text().split()), re.DOTALL)
+    assert found, f"{doc.name} no longer says {pattern!r}"
+    quoted = read[found.group(1)] if isinstance(read, dict) else read(found.group(1))
+    assert quoted == value, f"{doc.name} quotes {quoted} where the code has {value}"

@@ -94,8 +94,8 @@ def _children_cpu_s() -> float:
 
 
 # A point is disturbed where others took more than this share of its CPUs during simulate. Measured on a
-# 2-core VM (docs/binding.md, "Noisy neighbours"): PD14 N = K = 0.1 quiet read 0.00-0.02; beside one
-# CPU burner pinned to its cores, 0.3-0.5.
+# 2-core VM (docs/binding.md, "Noisy neighbours"): PD14 N = K = 0.1 on one core read 0.000-0.002 with every
+# other process moved off it, 0.50 beside one CPU burner pinned to it.
 DISTURBED_ABOVE = 0.1
 
 
