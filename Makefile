@@ -89,9 +89,9 @@ bench-training-memory-conv: env
 run: env
 	$(SNAKEMAKE) $(ARGS)
 
-## report: a self-contained HTML report of the finished experiment(s): every figure, captions, each point's provenance
+## report: a self-contained HTML report of the results as they are: every figure, captions, each point's provenance;
+## it starts no point (after a SLURM run, on the login node: run the workflow first to finish what is missing)
 report: env
-	$(SNAKEMAKE) $(ARGS)
 	$(SNAKEMAKE) $(ARGS) --report results/report.html
 
 ## archive: pack each experiment's tables, records and provenance into results/archives/<experiment>.tar.gz
