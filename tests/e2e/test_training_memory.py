@@ -111,7 +111,7 @@ for steps in (50, 200):
     for strategy in ("vanilla", "checkpoint-layer", "checkpoint-neuron", "checkpoint-time"):
         forward = strategies.forward_of(layer, framework, strategy, 10)
         zero_grad = lambda: layer.zero_grad(set_to_none=True)
-        m = memory.measure(lambda: forward(x), zero_grad, torch.device("cpu"), 3)
+        m = memory.measure(lambda: forward(x), zero_grad, torch.device("cpu"), 3, inputs=x)
         kept = [sample["kept_mb"] for sample in m["samples"]]
         out[f"{strategy}/{steps}"] = {**{k: v for k, v in m.items() if k != "samples"}, "kept": kept}
 print(json.dumps(out))
@@ -127,7 +127,11 @@ def test_step_memory_sees_what_the_forward_pass_keeps(framework):
         neuron, chunks = m[f"checkpoint-neuron/{steps}"], m[f"checkpoint-time/{steps}"]
         for name, point in m.items():
             assert point["step_peak_mb"] >= point["kept_mb"] > 0, name
-            assert point["rest_mb"] == pytest.approx(point["step_peak_mb"] - point["kept_mb"])
+            assert point["step_peak_mb"] == max(point["forward_peak_mb"], point["backward_peak_mb"]), name
+            assert point["input_mb"] == pytest.approx(float(name.split("/")[1]) * 4 * 64 * 4 / MB), name
+        # storing peaks at the stack of the per-step outputs, chunks at their cat; recomputing peaks in backward
+        assert vanilla["peak_phase"] == chunks["peak_phase"] == "forward"
+        assert layer["peak_phase"] == neuron["peak_phase"] == "backward"
         # checkpointing the whole layer keeps its output spikes (one sequence) and little else
         assert seq <= layer["kept_mb"] < 1.2 * seq
         # per neuron: the Linear's output as well (Liang et al.'s store-only-the-synapses)

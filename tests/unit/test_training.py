@@ -323,6 +323,7 @@ def test_a_strategy_whose_gradients_differ_is_invalid():
     assert row["strategy_id"] == "checkpoint-time-c10" and row["sanity_passed"]
     assert not row["valid"] and row["gradient_passed"] is False
     assert row["step_peak_mb"] == 2.0 and row["kept_mb"] == 1.5 and row["memory_source"] == "profiler"
+    assert row["peak_phase"] == "forward" and row["backward_peak_mb"] == 1.2 and row["input_mb"] == 0.5
     assert row["nb_membrane_updates"].startswith("not measurable")
     assert training_row(memory_record("checkpoint-time", chunk=10, passed=True))["valid"]
 
@@ -333,7 +334,8 @@ def memory_record(strategy: str, chunk=None, passed=True) -> dict:
     timing = {k: {q: 0.1 for q in ("median", "q1", "q3", "iqr", "min", "max")} for k in ("forward_s", "backward_s")}
     timing["step_s"] = dict(timing["forward_s"])
     timing["warmup"] = {"steps": 2, "settled": True, "first_step_s": 0.5, "compile_s": 0.3}
-    step = {"step_peak_mb": 2.0, "kept_mb": 1.5, "saved_tensors_mb": 1.6, "rest_mb": 0.5, "source": "profiler"}
+    step = {"step_peak_mb": 2.0, "forward_peak_mb": 2.0, "backward_peak_mb": 1.2, "peak_phase": "forward"}
+    step.update(kept_mb=1.5, saved_tensors_mb=1.6, input_mb=0.5, source="profiler")
     check = {"passed": passed, "max_rel_diff": 0.0 if passed else 0.3, "rtol": 1e-5}
     training = {
         "framework": {"name": "torch", "version": "2", "torch_version": "2", "time_loop": "unbind"},

@@ -2,9 +2,12 @@
 
 `python -m snnbench.training.memory_table POINTS_CSV [...]` (what `make bench-training-memory` prints):
 per library, width n and time steps T, the median over seeds of each point's median step time and median
-step peak memory (snnbench.training.memory), and per strategy the ratios against vanilla's on the same
-point: memory ratio = peak / vanilla's peak, speed-up = vanilla's step time / the strategy's. Beside them
-the published ratios (REFERENCES), measured on other networks and machines: references, not results; the
+step peak tensor memory (snnbench.training.memory), the phase that reaches it (forward / backward), and per
+strategy the ratios against vanilla's on the same point: memory ratio = peak / vanilla's peak, speed-up =
+vanilla's step time / the strategy's. Beside the tensors' peak, the process's (peak RSS, `peak_rss_mb`) and
+its change against vanilla's (`rss_change_mb`): the interpreter and libraries count there, and the first
+non-reentrant checkpoint imports torch._dynamo and sympy, so it can rise where the tensors' peak falls. Below
+them the published ratios (REFERENCES), measured on other networks and machines: references, not results; the
 rows of the convolutional network (architecture conv / conv-bn) carry Liang et al.'s ratios on theirs
 (0.41x memory / 2.13x speed-up; with batch norm 0.33x / 1.94x) in a column `paper`.
 Only valid points count (ran, passed the FLOP check, gradients equal to vanilla's).
@@ -41,29 +44,47 @@ REFERENCES = (
 # Liang et al.'s ratios on their own convolutional network, beside our convolutional rows.
 PAPER = {"conv": REFERENCES[0], "conv-bn": REFERENCES[1]}
 KEYS = ["framework", "architecture", "device", "n", "T", "batch"]
+# Medians over seeds; the phase columns are absent from tables made before the forward / backward split.
+MEDIANS = ["step_median_s", "step_peak_mb", "forward_peak_mb", "backward_peak_mb", "kept_mb", "peak_rss_mb"]
 
 
 def medians(points: pd.DataFrame) -> pd.DataFrame:
     """Valid finished points: median over seeds of step time and step peak memory, per point and strategy."""
     ok = points[(points["status"] == "ok") & points["valid"].astype(bool)].copy()
     if ok.empty or "step_peak_mb" not in ok:
-        return pd.DataFrame(columns=[*KEYS, "strategy_id", "step_median_s", "step_peak_mb", "kept_mb"])
+        return pd.DataFrame(columns=[*KEYS, "strategy_id", *MEDIANS, "peak_phase"])
     if "strategy_id" not in ok:
         ok["strategy_id"] = "vanilla"
     if "architecture" not in ok:  # tables from before the convolutional network: all Linear + LIF
         ok["architecture"] = "linear"
     ok["architecture"] = ok["architecture"].fillna("linear")
-    columns = ["step_median_s", "step_peak_mb", "kept_mb", "peak_rss_mb"]
-    return ok.groupby([*KEYS, "strategy_id"], as_index=False)[columns].median()
+    if "peak_phase" not in ok:  # tables from before the forward / backward split
+        ok["peak_phase"] = None
+    for column in MEDIANS:
+        if column not in ok:
+            ok[column] = float("nan")
+    groups = ok.groupby([*KEYS, "strategy_id"], as_index=False)
+    med = groups[MEDIANS].median()
+    # the step's memory is deterministic, so every seed's phase is the same; a mix would say "mixed"
+    med["peak_phase"] = groups["peak_phase"].agg(_one_phase)["peak_phase"].to_numpy()
+    return med
+
+
+def _one_phase(phases: pd.Series) -> str | None:
+    found = set(phases.dropna())
+    return found.pop() if len(found) == 1 else ("mixed" if found else None)
 
 
 def ratios(points: pd.DataFrame) -> pd.DataFrame:
     """Each strategy's medians with vanilla's on the same point and the ratios against them."""
     med = medians(points)
-    vanilla = med[med["strategy_id"] == "vanilla"][[*KEYS, "step_median_s", "step_peak_mb"]]
-    vanilla = vanilla.rename(columns={"step_median_s": "vanilla_step_s", "step_peak_mb": "vanilla_peak_mb"})
+    vanilla = med[med["strategy_id"] == "vanilla"][[*KEYS, "step_median_s", "step_peak_mb", "peak_rss_mb"]]
+    vanilla = vanilla.rename(
+        columns={"step_median_s": "vanilla_step_s", "step_peak_mb": "vanilla_peak_mb", "peak_rss_mb": "vanilla_rss_mb"}
+    )
     out = med.merge(vanilla, on=KEYS, how="left")
     out["memory_ratio"] = out["step_peak_mb"] / out["vanilla_peak_mb"]
+    out["rss_change_mb"] = out["peak_rss_mb"] - out["vanilla_rss_mb"]
     out["speedup"] = out["vanilla_step_s"] / out["step_median_s"]
     # The seed paper's own network beside ours: its ratios on the conv rows (references, not results).
     out["paper_memory_ratio"] = out["architecture"].map(lambda a: PAPER[a]["memory_ratio"] if a in PAPER else None)
@@ -77,12 +98,13 @@ def paper_label(architecture: str) -> str:
 
 
 def table(points: pd.DataFrame) -> str:
-    """The ratios as text: one line per library, n, T and strategy, the references below."""
+    """The ratios as text: one line per library, n, T and strategy (the tensors' peak, its phase, the process's
+    peak RSS and its change against vanilla's), the references below."""
     rows = ratios(points)
     if rows.empty:
         return "no valid points with step memory"
-    columns = ["framework", "architecture", "n", "T", "strategy_id", "step_peak_mb", "step_median_s"]
-    shown = rows[[*columns, "memory_ratio", "speedup"]].copy()
+    columns = ["framework", "architecture", "n", "T", "strategy_id", "step_peak_mb", "peak_phase", "memory_ratio"]
+    shown = rows[[*columns, "peak_rss_mb", "rss_change_mb", "step_median_s", "speedup"]].copy()
     if rows["architecture"].isin(list(PAPER)).any():
         shown["paper"] = rows["architecture"].where(rows["strategy_id"] != "vanilla", "").map(paper_label)
     lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.3g}")]

@@ -6,6 +6,18 @@ from __future__ import annotations
 from snnbench.records.columns import outcome_columns
 from snnbench.training.spec import strategy_id
 
+# One step's memory (snnbench.training.memory), as the points table's columns. Records from before the
+# forward / backward split have no phase columns (None); their rest_mb (peak - kept) is not carried on.
+STEP_MEMORY = (
+    "step_peak_mb",
+    "forward_peak_mb",
+    "backward_peak_mb",
+    "peak_phase",
+    "kept_mb",
+    "saved_tensors_mb",
+    "input_mb",
+)
+
 
 def training_row(rec: dict, benchmark: dict | None = None) -> dict:
     """One snn-training point as columns: its parameters, status, the medians / quartiles / IQR
@@ -70,7 +82,7 @@ def measurement_columns(training: dict) -> dict:
     memory = dict(training["memory"])
     step = memory.pop("step", None) or {}
     columns.update(memory)
-    columns.update({k: step.get(k) for k in ("step_peak_mb", "kept_mb", "saved_tensors_mb", "rest_mb")})
+    columns.update({k: step.get(k) for k in STEP_MEMORY})
     columns["memory_source"] = step.get("source")
     gradient = (training.get("strategy") or {}).get("gradient_check") or {}
     columns.update(gradient_passed=gradient.get("passed"), gradient_max_rel_diff=gradient.get("max_rel_diff"))

@@ -151,7 +151,7 @@ def run(spec: dict, outdir: Path) -> dict:
         peak, source = sanity.cpu_peak_flops(threads)
     repetitions = spec["timing"].get("memory_repetitions", 3)
     zero_grad = lambda: layer.zero_grad(set_to_none=True)  # noqa: E731
-    memory["step"] = step_memory.measure(lambda: forward(x), zero_grad, device, repetitions)
+    memory["step"] = step_memory.measure(lambda: forward(x), zero_grad, device, repetitions, inputs=x)
     medians = {k: measured[f"{k}_s"]["median"] for k in ("forward", "backward", "step")}
     conv = model.get("architecture", "linear") != "linear"
     flops = convnet.flops(model["T"], model["batch"], model["n"]) if conv else None
