@@ -1,7 +1,6 @@
 """Snakemake entry (configure_point): write the point's spec, its full parameter set."""
 
-import json
-from pathlib import Path
+from snnbench.jsonfile import write_json
 
-spec = snakemake.params.spec  # noqa: F821 (provided by Snakemake)
-Path(snakemake.output.spec).write_text(json.dumps(spec, indent=1) + "\n")  # noqa: F821
+# (The checks before any job write a damaged spec again the same way: snnbench.planning.before_jobs.)
+write_json(snakemake.params.spec, snakemake.output.spec)  # noqa: F821 (provided by Snakemake)

@@ -41,11 +41,13 @@ def write_json(obj, path) -> None:
     tmp.replace(path)
 
 
-def set_aside_damaged(paths, dry_run: bool, wrong_shape=None) -> list[tuple[str, str]]:
+def set_aside_damaged(
+    paths, dry_run: bool, wrong_shape=None, then: str = "its point runs again"
+) -> list[tuple[str, str]]:
     """Files among `paths` that exist but are not complete JSON (a full disk, a killed copy), or
     whose content `wrong_shape(content)` says is not of their kind (a string: what is wrong):
     renamed to <name>.damaged so that the workflow writes them anew (nothing is deleted). In a dry
-    run only named. Returns (path, message) per damaged file."""
+    run only named. Returns (path, message) per damaged file; the message ends with `then`."""
     lines = []
     for path in map(Path, paths):
         if not path.exists():
@@ -62,7 +64,7 @@ def set_aside_damaged(paths, dry_run: bool, wrong_shape=None) -> list[tuple[str,
             problem = f"is not what it should be ({wrong})"
         kept = set_aside(path) if not dry_run else path.with_name(path.name + DAMAGED)
         action = "would be set aside" if dry_run else f"set aside as {kept.name}"
-        lines.append((str(path), f"{path} {problem}; {action}, its point runs again"))
+        lines.append((str(path), f"{path} {problem}; {action}, {then}"))
     return lines
 
 

@@ -9,6 +9,7 @@ line that names the key and what is allowed, instead of the schema dump jsonsche
 from __future__ import annotations
 
 import copy
+import math
 from functools import cache
 from pathlib import Path
 
@@ -44,9 +45,15 @@ def _is_integer(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def _is_number(checker, instance) -> bool:
+    # YAML's .nan and .inf are floats: NaN passes every bound (NaN <= 0 is false), infinity none of the sums after.
+    return isinstance(instance, int | float) and not isinstance(instance, bool) and math.isfinite(instance)
+
+
 def _validator(schema: dict, fill_defaults: bool = False):
     base = jsonschema.Draft202012Validator
-    cls = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+    types = base.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+    cls = jsonschema.validators.extend(base, type_checker=types)
     if fill_defaults:
         check_properties = cls.VALIDATORS["properties"]
 
@@ -82,7 +89,8 @@ def _allowed(error) -> str:
     if error.validator == "additionalProperties" and "properties" in schema:
         return f"allowed keys: {', '.join(schema['properties'])}"
     if error.validator == "type":
-        return f"expected {schema['type']}"
+        infinite = isinstance(error.instance, float) and not math.isfinite(error.instance)
+        return f"expected {schema['type']}" + (", a finite one" if infinite else "")
     if error.validator == "not" and "required" in error.validator_value:
         return "neuron_scale is for strong scaling, neuron_scale_per_vp for weak scaling: give the one that fits"
     if error.validator == "enum" and len(error.message) >= 160:  # the message is cut short: name them here

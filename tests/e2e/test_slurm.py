@@ -7,6 +7,8 @@ The nodes have /tmp of their own, as compute nodes do: the workflows run from a 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -51,6 +53,9 @@ CLUSTER = REPO / "tests" / "slurm" / "cluster.sh"
 SHARED = Path(os.environ.get("SNNBENCH_SLURM_STATE", "/var/tmp/snnbench-slurm")) / "work"
 # Poll the scheduler every few seconds instead of the profile's site-friendly defaults.
 FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "2", "--seconds-between-status-checks", "2"]
+# Nodes shared, so that SLURM grants each point its shape and no more: a whole node (the network
+# points' default) comes with every CPU and n1's GPU. Whole nodes: tests/e2e/test_slurm_grants.py.
+SHARED_NODES = {"exclusive": False}
 
 
 def point(experiment: str, ranks: int, threads: int, nodes: int = 1, scale: str = "N0.02_K0.1") -> str:
@@ -112,18 +117,42 @@ def sacct(job_id: str, field: str) -> str:
     return out.stdout.strip()
 
 
+# The test modules using the cluster (this one, test_slurm_grants.py), perhaps in two pytest workers at
+# once (make test): which processes use it and whether one of them started it. The last to leave stops
+# a cluster that a test started, never one that was running before.
+USERS = SHARED.parent / "cluster-users.json"
+
+
+@contextlib.contextmanager
+def cluster_users():
+    """The users' file, locked for the block: {"started": bool, "users": [living pids]}."""
+    USERS.parent.mkdir(parents=True, exist_ok=True)
+    with open(USERS.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        users = json.loads(USERS.read_text()) if USERS.exists() else {"started": False, "users": []}
+        users["users"] = [pid for pid in users["users"] if os.path.exists(f"/proc/{pid}")]
+        yield users
+        USERS.write_text(json.dumps(users))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     if os.geteuid() != 0:
         pytest.skip("the local SLURM cluster needs root (daemons, /etc/slurm)")
-    # On a fresh machine SLURM is not installed yet: cluster.sh installs it.
-    scontrol = shutil.which("scontrol")
-    was_running = scontrol is not None and subprocess.run([scontrol, "ping"], capture_output=True).returncode == 0
-    started = subprocess.run([str(CLUSTER), "start"], capture_output=True, text=True)
-    assert started.returncode == 0, f"cluster.sh start failed:\n{started.stdout}\n{started.stderr}"
+    with cluster_users() as users:
+        # On a fresh machine SLURM is not installed yet: cluster.sh installs it.
+        scontrol = shutil.which("scontrol")
+        running = scontrol is not None and subprocess.run([scontrol, "ping"], capture_output=True).returncode == 0
+        started = subprocess.run([str(CLUSTER), "start"], capture_output=True, text=True)
+        assert started.returncode == 0, f"cluster.sh start failed:\n{started.stdout}\n{started.stderr}"
+        users["started"] = (users["started"] and bool(users["users"])) or not running
+        users["users"].append(os.getpid())
     yield
-    if not was_running:
-        subprocess.run([str(CLUSTER), "stop"], capture_output=True)
+    with cluster_users() as users:
+        users["users"].remove(os.getpid())
+        if users["started"] and not users["users"]:
+            subprocess.run([str(CLUSTER), "stop"], capture_output=True)
+            users["started"] = False
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +184,7 @@ def shapes_run(cluster, shared_dir):
     needs_mpi_nest()
     workdir = copy_workflow(shared_dir("slurm"))
     config = {
+        "slurm": SHARED_NODES,
         "experiments": [
             dict(TINY, name="slurm-threads", resources={"threads_per_rank": [1, 2]}),
             dict(TINY, name="slurm-ranks", resources={"ranks_per_node": [2], "threads_per_rank": [1]}),
@@ -169,7 +199,7 @@ def shapes_run(cluster, shared_dir):
             dict(TINY, name="slurm-gpu", simulators=["brian2-genn"], resources={"threads_per_rank": [1]}),
             # NEST as the site's module (Lmod), from a module tree on the shared folder.
             dict(TINY, name="slurm-modules", builds=site_modules(workdir), resources={"threads_per_rank": [1]}),
-        ]
+        ],
     }
     (workdir / "config" / "slurm.yaml").write_text(yaml.safe_dump(config))
     slurm_snakemake(workdir, "config/slurm.yaml")
@@ -374,7 +404,8 @@ def two_node_experiments() -> list[dict]:
 def two_node_run(cluster, shared_dir):
     needs_mpi_nest()
     workdir = copy_workflow(shared_dir("nodes"))
-    (workdir / "config" / "nodes.yaml").write_text(yaml.safe_dump({"experiments": two_node_experiments()}))
+    config = {"slurm": SHARED_NODES, "experiments": two_node_experiments()}
+    (workdir / "config" / "nodes.yaml").write_text(yaml.safe_dump(config))
     slurm_snakemake(workdir, "config/nodes.yaml")
     specs = [spec for exp in validated(*two_node_experiments())["experiments"] for spec in expand_points(exp)]
     records = {spec["path"]: json.loads((workdir / spec["path"] / "record.json").read_text()) for spec in specs}

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A two-node SLURM cluster on this machine (slurmctld + slurmdbd + two slurmd, n1 and n2, + munge +
-# MariaDB), for the tests of profiles/slurm and for trying the profile by hand:
+# MariaDB), for the tests of profiles/slurm and for trying the profile by hand, and a third node n3
+# alone in partition `smt`, declared as one core of two hardware threads (SMT) whatever this
+# machine's CPUs are, for the tests of slurm.threads_per_core:
 #   tests/slurm/cluster.sh start | stop | status | lose NODE | restore NODE
 # `lose n2` takes node n2 away as a crash would (every process of the node killed, slurmctld told
 # the node is DOWN, so its jobs end with NODE_FAIL); `restore n2` brings it back.
@@ -20,7 +22,9 @@ dbdconf=/etc/slurm/slurmdbd.conf
 marker="# written by snnbench tests/slurm/cluster.sh"
 packages="slurm-wlm slurmdbd munge mariadb-server"
 cluster=snnbench
-nodes="n1 n2"
+nodes="n1 n2"  # partition debug, the default
+smt_nodes="n3"  # partition smt: 1 socket x 1 core x 2 threads each
+all_nodes="$nodes $smt_nodes"
 gpu_node=n1  # its GPU is the character device $gpu_device (major 195, as NVIDIA's), not a GPU
 gpu_device=/dev/nvidia0
 gresconf=/etc/slurm/gres.conf
@@ -92,6 +96,9 @@ JobAcctGatherFrequency=5
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 JobCompType=jobcomp/none
+# Take each node as slurm.conf declares it, not as the hardware is: the smt node's one core of two
+# threads is a declaration (slurmd would otherwise drain a node whose hardware differs).
+SlurmdParameters=config_overrides
 # A GPU on the first node, backed by a dummy device file (gres.conf): jobs that ask for one get it
 # (CUDA_VISIBLE_DEVICES set, gres/gpu in sacct's AllocTRES), though no CUDA can use it.
 GresTypes=gpu
@@ -104,7 +111,12 @@ EOF
     echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$port CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN$gres"
     port=$((port + 1))
   done
+  for node in $smt_nodes; do
+    echo "NodeName=$node NodeHostname=$node NodeAddr=127.0.0.1 Port=$port CPUs=2 Sockets=1 CoresPerSocket=1 ThreadsPerCore=2 RealMemory=$mem_mb State=UNKNOWN"
+    port=$((port + 1))
+  done
   echo "PartitionName=debug Nodes=${nodes// /,} Default=YES MaxTime=INFINITE State=UP"
+  echo "PartitionName=smt Nodes=${smt_nodes// /,} MaxTime=INFINITE State=UP"
 }
 
 write_config() {
@@ -114,22 +126,23 @@ write_config() {
   fi
   mkdir -p "$state"/{ctld,log} /etc/slurm
   local node
-  for node in $nodes; do
+  for node in $all_nodes; do
     mkdir -p "$state/$node/spool" "$state/$node/tmp"
     chmod 1777 "$state/$node/tmp"
   done
   chown slurm:slurm "$state" "$state/ctld" "$state/log"
   # The nodes' own names resolve to this machine (loopback), inside their namespaces only.
-  { grep -v -w -e n1 -e n2 /etc/hosts || true; echo "127.0.0.1 $nodes"; } >"$state/hosts"
+  { grep -v -w -e ${all_nodes// / -e } /etc/hosts || true; echo "127.0.0.1 $all_nodes"; } >"$state/hosts"
   slurm_conf >"$state/slurm.conf.new"
   if [ -f "$conf" ] && ! cmp -s "$state/slurm.conf.new" "$conf"; then
     # An older configuration (e.g. the one-node cluster) may be running: restart with this one.
     log "configuration changed: restarting SLURM's daemons"
     stop_slurm
     # Job ids start again at 1: the nodes' spools must go too, else a stale step socket of an old job
-    # with the same id (stepd.slurm.pmix.<job>.<step>) makes the new job's MPI step fail to bind.
+    # with the same id (stepd.slurm.pmix.<job>.<step>) makes the new job's MPI step fail to bind; so
+    # must PMIx's step folders in the nodes' /tmp (spmix_appdir_<uid>_<job>.<step>: "File exists").
     rm -rf "${state:?}"/ctld/*
-    for node in $nodes; do rm -rf "${state:?}/$node/spool/"*; done
+    for node in $all_nodes; do rm -rf "${state:?}/$node/spool/"* "${state:?}/$node/tmp/"spmix_appdir_*; done
   fi
   mv "$state/slurm.conf.new" "$conf"
   [ -e "$gpu_device" ] || mknod "$gpu_device" c 195 0
@@ -190,8 +203,8 @@ start() {
   alive "$state/slurmctld.pid" || slurmctld
   wait_for 30 slurmctld scontrol ping
   local node
-  for node in $nodes; do start_node "$node"; done
-  wait_for 60 "idle nodes $nodes" sh -c "[ \"\$(sinfo -h -N -t idle -o %N | sort -u | xargs)\" = '$nodes' ]"
+  for node in $all_nodes; do start_node "$node"; done
+  wait_for 60 "idle nodes $all_nodes" sh -c "[ \"\$(sinfo -h -N -t idle -o %N | sort -u | xargs)\" = '$all_nodes' ]"
   log "up: $(sinfo -h -o '%P %D nodes (%N) %c cpus %t')"
 }
 
@@ -249,7 +262,7 @@ status() {
   printf '%-12s %s\n' mariadbd "$(pgrep -x mariadbd >/dev/null && echo running || echo stopped)"
   printf '%-12s %s\n' slurmdbd "$(alive "$state/slurmdbd.pid" && echo running || echo stopped)"
   printf '%-12s %s\n' slurmctld "$(alive "$state/slurmctld.pid" && echo running || echo stopped)"
-  for node in $nodes; do
+  for node in $all_nodes; do
     printf '%-12s %s\n' "slurmd $node" "$(alive "$state/$node/slurmd.pid" && echo running || echo stopped)"
   done
   sinfo -N 2>/dev/null || true

@@ -196,11 +196,14 @@ def test_files_of_the_wrong_shape_are_named_and_set_aside(tmp_path, monkeypatch)
     assert spec.startswith(f"{first}/spec.json is not what it should be (its path is '{second}'")
     assert result.startswith(f"{first}/validation.json is not what it should be (no rows)")
     assert all("set aside as" in line for line in lines)
+    assert spec.endswith("set aside as spec.json.damaged, written again from the plan")
     assert sorted(p.name for p in Path(first).iterdir()) == [
         "record.json.damaged",
+        "spec.json",  # the plan, as configure_point writes it (a finished job's missing input is not remade)
         "spec.json.damaged",
         "validation.json.damaged",
     ]
+    assert json.loads(Path(first, "spec.json").read_text()) == campaign.points[first]
     assert sorted(p.name for p in Path(second).iterdir()) == ["record.json", "spec.json"]
 
 

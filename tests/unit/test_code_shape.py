@@ -7,7 +7,11 @@ from conftest import LONGEST_FIRST, REPO
 
 
 def code_files():
-    for path in [REPO / "Snakefile", *(REPO / "scripts").rglob("*.py"), *(REPO / "workflow").rglob("*.smk")]:
+    for path in [
+        REPO / "workflow" / "Snakefile",
+        *(REPO / "scripts").rglob("*.py"),
+        *(REPO / "workflow").rglob("*.smk"),
+    ]:
         if "egg-info" not in str(path):
             yield path, str(path.relative_to(REPO))
 

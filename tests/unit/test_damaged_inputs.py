@@ -92,7 +92,16 @@ def test_setting_aside_renames_and_a_dry_run_only_names(tmp_path):
         f"{network} is missing; set aside as network.npz.damaged and description.json.damaged, made again before a "
         "point reads it"
     )
-    assert sorted(p.name for p in (tmp_path / KEY).iterdir()) == ["description.json.damaged", "network.npz.damaged"]
+    # The description stays for Snakemake (a finished point reads it as ancient: not run again), not read here
+    # again; the note beside it, newer, makes its rule run.
+    kept = ["description.json", "description.json.damaged", "description.json.set-aside", "network.npz.damaged"]
+    assert sorted(p.name for p in (tmp_path / KEY).iterdir()) == kept
+    assert (tmp_path / KEY / "description.json.damaged").read_bytes() == description.read_bytes()
+    assert (tmp_path / KEY / "description.json.set-aside").read_text().endswith(f" {line}\n")
+    assert inputs.remade_trigger(description) == [f"{description}.set-aside"]
+    with pytest.raises(FileNotFoundError):
+        inputs.read_json(description)
+    assert inputs.description_problem(description, SIZE) is None  # set aside once
 
 
 def test_a_json_input_is_read_with_the_digest_of_its_bytes_or_set_aside_in_one_line(tmp_path):
@@ -187,6 +196,7 @@ def test_before_the_jobs_damaged_descriptions_of_the_aimed_points_are_set_aside(
         f"{exported.with_name('network.npz')} has 8 bytes where its description records {full}; set aside as "
         "network.npz.damaged and description.json.damaged, made again before a point reads it",
     ]
-    assert sorted(p.name for p in derived.parent.iterdir()) == ["description.json.damaged"]
-    assert sorted(p.name for p in exported.parent.iterdir()) == ["description.json.damaged", "network.npz.damaged"]
+    kept = ["description.json", "description.json.damaged", "description.json.set-aside"]
+    assert sorted(p.name for p in derived.parent.iterdir()) == kept
+    assert sorted(p.name for p in exported.parent.iterdir()) == [*kept, "network.npz.damaged"]
     assert before_jobs.set_aside_damaged_inputs(campaign, campaign.points, dry_run=False) == []

@@ -208,3 +208,22 @@ def test_code_run_from_a_copy_removed_before_the_end_is_named_not_read(tmp_path)
     finally:
         sys.path.remove(str(copy))
         sys.modules.pop("config", None)
+
+
+@pytest.mark.parametrize("by_name", [False, True], ids=["script", "module"])
+def test_multiprocessings_alias_of_the_main_module_counts_once(tmp_path, by_name):
+    """A process whose main module multiprocessing re-ran (spawn's fix-up, as brian2's cold Cython cache
+    does) holds it as __main__ and as __mp_main__: the same code, counted once, so that a point with a
+    cold cache and one with a warm cache have one benchmark_hash."""
+    import importlib.util  # noqa: PLC0415
+    import types  # noqa: PLC0415
+
+    if by_name:  # `python -m snnbench.network.run`: runpy.run_module's spec
+        file = REPO / "scripts" / "snnbench" / "network" / "run.py"
+        spec, expected = importlib.util.spec_from_file_location("snnbench.network.run", file), "snnbench/network/run.py"
+    else:  # a script: runpy.run_path sets no spec
+        file, spec, expected = tmp_path / "driver.py", None, "driver.py"
+        file.write_text("print('a driver')\n")
+    main = types.ModuleType("__mp_main__")
+    main.__file__, main.__spec__ = str(file), spec
+    assert identity.code_modules({"__main__": main, "__mp_main__": main}) == {expected: identity.file_sha256(file)}

@@ -79,7 +79,7 @@ def test_a_snakemake_command_line_that_cannot_be_read_stops_the_run(monkeypatch)
 
 
 def test_rule_all_takes_the_function_and_no_environment_is_set_while_the_snakefile_is_read():
-    snakefile = (REPO / "Snakefile").read_text()
+    snakefile = (REPO / "workflow" / "Snakefile").read_text()
     assert re.search(r"rule all:\n    input:\n(?:        #.*\n)*        get_final_output,\n", snakefile)
     read_while_parsing = snakefile + (REPO / "workflow" / "rules" / "common.smk").read_text()
     assert "os.environ[" not in read_while_parsing and "putenv" not in read_while_parsing

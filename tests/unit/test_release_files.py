@@ -61,7 +61,7 @@ def test_the_license_is_gpl3_or_later_everywhere():
     license_text = (REPO / "LICENSE").read_text()
     assert license_text.lstrip().startswith("GNU GENERAL PUBLIC LICENSE")
     assert "Version 3, 29 June 2007" in license_text
-    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == SPDX
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == {"text": SPDX}
     assert citation()["license"] == SPDX
     assert SPDX in (REPO / "README.md").read_text()
 
@@ -137,3 +137,19 @@ def test_make_help_lists_every_documented_target():
     documented, phony = documented_targets()
     assert {name: listed.get(name) for name in documented} == documented
     assert phony - set(documented) == set(), "a .PHONY target without its `## name:` line is missing from make help"
+
+
+def test_the_workflow_catalog_finds_the_standard_layout_and_its_usage():
+    """The Snakemake workflow catalog's "standardized usage": workflow/Snakefile, config/README.md and
+    .snakemake-workflow-catalog.yml with its keys; the flags name a profile snakedeploy copies (docs/deploy.md)."""
+    assert (REPO / "workflow" / "Snakefile").is_file() and (REPO / "config" / "README.md").is_file()
+    usage = yaml.safe_load((REPO / ".snakemake-workflow-catalog.yml").read_text())["usage"]
+    assert set(usage) == {"mandatory-flags", "software-stack-deployment", "report"}
+    assert set(usage["software-stack-deployment"]) == {"conda", "apptainer", "apptainer+conda"}
+    profile = re.fullmatch(r"--profile (\S+)", usage["mandatory-flags"]["flags"]).group(1)
+    assert (REPO / profile / "config.yaml").is_file() and usage["mandatory-flags"]["desc"]
+
+
+def test_the_readme_is_read_in_five_minutes():
+    """At most 150 lines (issue 56): measurements and their history live in docs/measurements.md."""
+    assert len((REPO / "README.md").read_text().splitlines()) <= 150

@@ -16,6 +16,8 @@ rule build_environment:
         slurm_account=get_build_slurm("account"),
         constraint=get_build_slurm("constraint"),
         qos=get_build_slurm("qos"),
+        # The site's own flags; a build's job needs neither whole nodes nor one thread per core.
+        slurm_extra=get_build_slurm("extra"),
         # Not beside a running point (profiles cap point_slots): a build would take its cores.
         point_slots=1,
     params:

@@ -36,11 +36,11 @@ rule collect_all:
 
 
 # A job that did not finish (e.g. ended by SLURM) stops its experiment's collect: write its tables
-# from the records on disk instead, so that its failed points show.
+# from the records on disk instead, so that its failed points show; then the run's summary.
 onerror:
-    write_tables_after_errors()
+    run_failed()
 
 
-# "Done" means the targets were made: a run that left some out ends non-zero naming them.
+# The run's summary; then "done" means the targets were made: a run that left some out ends non-zero naming them.
 onsuccess:
-    check_targets_made()
+    run_succeeded()

@@ -11,8 +11,9 @@ from snakemake.logging import logger
 
 from snnbench import environments, jsonfile, paths, planning
 from snnbench.environments import builds
-from snnbench.planning import after_run, before_jobs
+from snnbench.planning import after_run, before_jobs, slurm_request
 from snnbench.records import inputs
+from snnbench.tables import summary as run_summary
 from snnbench.tables import onerror as tables_onerror  # `onerror` is Snakemake's: the handler (Workflow.onerror)
 
 RUN_STARTED = time.time()  # forced files must be made after it (check_targets_made)
@@ -91,9 +92,23 @@ def get_point_environment(wildcards):
 
 
 def get_point_derived_inputs(wildcards):
-    """Files the point reads that a rule derives once (a network model's description)."""
+    """Files the point reads that a rule derives once (a network model's description). A finished point
+    reads them as `ancient`: one made again (set aside damaged before any job) reruns no point that read
+    the old one (its record names the digest of what it read). A point still to run reads them plainly,
+    or Snakemake would not run it after its rule (snakemake/snakemake#4166)."""
     spec = get_point_spec(wildcards)
-    return list(FAMILY[spec["experiment"]].derivations(spec))
+    family = FAMILY[spec["experiment"]]
+    derived = list(family.derivations(spec))
+    return [ancient(path) for path in derived] if _finished(spec, family) else derived
+
+
+def _finished(spec, family):
+    """Whether every output of the point is there and this run does not force it."""
+    outputs = [f"{spec['path']}/{name}" for name in family.outputs]
+    dag = workflow.dag
+    forced = dag is None or any(rule.name == execute_rule(family) for rule in dag.forcerules)
+    forced = forced or not dag.forcefiles.isdisjoint(outputs)
+    return not forced and all(os.path.exists(path) for path in outputs)
 
 
 def _derivation(wildcards):
@@ -114,6 +129,11 @@ def get_description_environment(wildcards):
 
 def get_description_conda_env(wildcards):
     return str(environments.file(_derivation(wildcards)["environment"]))
+
+
+def get_description_remade(wildcards):
+    """The note of a description set aside in place (snnbench.records.inputs): its rule makes it again."""
+    return inputs.remade_trigger(paths.NETWORK_DESCRIPTION.format(**wildcards))
 
 
 def get_description_params(wildcards):
@@ -197,6 +217,13 @@ def get_point_slurm(key):
         return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
 
     return value
+
+
+def get_point_slurm_extra(wildcards):
+    """The point's sbatch flags beyond its shape (whole nodes, threads per core, the site's `extra`),
+    as the executor plugin's slurm_extra (snnbench.planning.slurm_request); None: none."""
+    asked = slurm_request.asked(config, EXPERIMENTS[wildcards.experiment])
+    return slurm_request.sbatch_flags(asked) or None
 
 
 def get_statistics_settings(wildcards):
@@ -344,7 +371,8 @@ def check_targets_made():
         return
     targets = [str(f) for f in dag.targetfiles]
     targets += [str(f) for job in dag.targetjobs if job.rule.norun for f in job.input]
-    left = after_run.not_made(targets, [str(f) for f in dag.forcefiles], RUN_STARTED)
+    forced = [str(f) for f in dag.forcefiles] + after_run.forced_by_rules(targets, dag.forcerules)
+    left = after_run.not_made(targets, forced, RUN_STARTED)
     if left:
         raise WorkflowError(after_run.message(left))
 
@@ -352,11 +380,39 @@ def check_targets_made():
 def write_tables_after_errors():
     """After a run with failed jobs (onerror): the tables of experiments whose points all have a
     record, from the records on disk (snnbench.tables.onerror), so that a point SLURM ended shows;
-    first, a failed record for each point whose job ended before its wrapper ran."""
+    first, a failed record for each point whose job ended before its wrapper ran or that SLURM refused."""
     for line in tables_onerror.record_dead_jobs(CAMPAIGN.points):
+        logger.warning(line)
+    refused = tables_onerror.record_refused_jobs(CAMPAIGN.points, workflow.logger_manager.get_logfile())
+    for line in refused:
         logger.warning(line)
     experiment_points = {name: _experiment_points(name) for name in EXPERIMENTS}
     contexts = {name: _experiment_context(name) for name in EXPERIMENTS}
     tolerance = get_validation_tolerance()
-    for line in tables_onerror.write_tables(experiment_points, config["activity_check"], tolerance, contexts):
+    tables = tables_onerror.write_tables(
+        experiment_points, config["activity_check"], tolerance, contexts, CAMPAIGN.points
+    )
+    for line in tables:
         logger.warning(line)
+
+
+def log_run_summary():
+    """Per experiment, its points ok, failed and invalid, and where its table and figures are
+    (snnbench.tables.summary). Snakemake calls no handler in a dry run."""
+    for line in run_summary.lines(list(EXPERIMENTS)):
+        logger.info(line)
+
+
+def run_succeeded():
+    log_run_summary()
+    check_targets_made()
+
+
+def run_failed():
+    write_tables_after_errors()
+    log_run_summary()
+
+
+# Snakemake calls only the main Snakefile's onsuccess and onerror (collect.smk's here): a Snakefile that uses
+# this workflow as a module calls these through snnbench.planning.after_run.ended (docs/deploy.md).
+after_run.HANDLERS.update(succeeded=run_succeeded, failed=run_failed)

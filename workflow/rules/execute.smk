@@ -36,6 +36,8 @@ for family in USED_FAMILIES.values():
             slurm_account=get_point_slurm("account"),
             constraint=get_point_slurm("constraint"),
             qos=get_point_slurm("qos"),
+            # Whole nodes, threads per core and the site's own flags (config slurm: exclusive, ...).
+            slurm_extra=get_point_slurm_extra,
             # GPUs of the point; snakemake-executor-plugin-slurm requests them.
             gpu=get_point_resource("gpu"),
             # Profiles may cap this to run one point at a time (no two benchmarks share cores).

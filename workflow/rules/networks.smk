@@ -4,6 +4,7 @@
 rule describe_network:
     input:
         environment=get_description_environment,
+        remade=get_description_remade,
     output:
         paths.NETWORK_DESCRIPTION,
     log:

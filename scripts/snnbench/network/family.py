@@ -9,6 +9,7 @@ reference run (rules point_statistics, validate_point), so collect reads validat
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 from snnbench import environments, paths
@@ -46,9 +47,14 @@ class Network(Family):
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
     site_defaults = ("binding",)
+    slurm_exclusive = True  # no other job shares the cores, caches and memory bandwidth measured (beNNch too)
 
     # What collect reads of a point's validation result (network.rows.finish_table).
     VALIDATION_KEYS = ("checked", "rows")
+
+    def output_problem(self, name: str, path: Path) -> str | None:
+        # The arrays network.execute writes and network.validation reads.
+        return inputs.npz_problem(path, ("senders", "times_ms") if name == "spikes.npz" else ())
 
     def collected_problem(self, name: str, content) -> str | None:
         if not isinstance(content, dict):
@@ -97,8 +103,8 @@ class Network(Family):
             return problems
         model, dt_ms = experiment[self.name], self.model.dt_ms
         for key in ("t_sim_ms", "t_presim_ms"):
-            steps = model.get(key, 0) / dt_ms
-            if abs(steps - round(steps)) > 1e-9:
+            steps = model.get(key, 0) / dt_ms  # infinite for a length too long to count in steps
+            if not math.isfinite(steps) or abs(steps - round(steps)) > 1e-9:
                 problems.append(
                     f"{where}: {self.name}.{key} = {model[key]:g} is not a multiple of the resolution {dt_ms} ms"
                 )

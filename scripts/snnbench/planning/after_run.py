@@ -9,11 +9,23 @@ having made its targets, or fail naming what it did not make.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from snnbench import paths
 
+# What the workflow that planned the run does when it ends (common.smk registers them: "succeeded" after
+# Snakemake's onsuccess, "failed" after its onerror). Snakemake calls only the main Snakefile's handlers, so a
+# Snakefile that uses snnbench as a module calls ended() from its own (docs/deploy.md).
+HANDLERS: dict[str, Callable[[], None]] = {}
+
 # A forced file made by a job on another node carries that file server's clock.
 CLOCK_SLACK_S = 2.0
+
+
+def forced_by_rules(targets: list[str], rules) -> list[str]:
+    """The targets that a forced rule (--forcerun <rule>, -F: Snakemake's Rule objects) makes: forced as
+    much as a forced file, and masked the same way."""
+    return [path for path in targets if any(rule.is_producer(path) for rule in rules)]
 
 
 def not_made(targets: list[str], forced: list[str], started: float) -> list[str]:
@@ -42,3 +54,8 @@ def message(left: list[str], shown: int = 5) -> str:
         "had to run after a remade environment link (snakemake/snakemake#4166). Run the same command again; "
         "what was made is kept."
     )
+
+
+def ended(succeeded: bool) -> None:
+    """The workflow's handler of a run that ended: well (onsuccess) or with failed jobs (onerror)."""
+    HANDLERS["succeeded" if succeeded else "failed"]()

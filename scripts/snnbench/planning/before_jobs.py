@@ -18,6 +18,7 @@ from pathlib import Path
 
 from snnbench import environments, jsonfile, paths
 from snnbench.environments import builds, sources
+from snnbench.planning import slurm_request
 from snnbench.records import inputs, record
 
 
@@ -39,6 +40,8 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
     points = aimed_points(campaign, command.targets)
     if command.executor in LOCAL_EXECUTORS:
         yield from unplaceable_here(campaign, points, dry_run)
+    elif command.executor == "slurm":
+        refuse_unplaceable_on_slurm(campaign, points)
     yield from set_aside_damaged(campaign, points, dry_run)
     yield from set_aside_damaged_inputs(campaign, points, dry_run)
     unwritable_points(campaign, points)
@@ -105,6 +108,20 @@ def _point_of_target(campaign, target: str) -> dict | None:
         if spec is not None:
             return spec
     return None
+
+
+def refuse_unplaceable_on_slurm(campaign, points: dict[str, dict], nodes=None) -> None:
+    """Points that no node of their partition can hold as asked (snnbench.planning.slurm_request), refused
+    here rather than by sbatch one job at a time; where sinfo cannot tell, SLURM's refusal names them."""
+    nodes = slurm_request.partition_nodes() if nodes is None else nodes
+    lines = slurm_request.unplaceable(points, campaign.config, campaign.experiments, nodes or [])
+    if lines:
+        raise CannotRun(
+            "Too few nodes of the partition can hold these points as asked:\n  "
+            + "\n  ".join(lines)
+            + "\nAsk fewer ranks per node or threads per rank, another partition (slurm.partition) or more threads "
+            "per core (slurm.threads_per_core)." + NOTHING_RUN
+        )
 
 
 def refuse_space_in_python(python: str) -> None:
@@ -234,17 +251,42 @@ def fetch_sources(campaign, dry_run: bool) -> Iterator[str]:
 
 def set_aside_damaged(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
     """A point's file cut short (full disk, killed copy) or not of its kind (a record the schema
-    refuses, a spec of another point) would stop every table of its experiment: set it aside, so
-    that its point (or its step) runs again (records and collected files are targets of `rule
-    all`), and say so."""
+    refuses, a spec of another point, spikes that are not an .npz of spikes) would stop every table
+    of its experiment: set it aside, so that its point (or its step) runs again (records and
+    collected files are targets of `rule all`), and say so."""
     lines = []
     for point, spec in points.items():
         family = campaign.family_of_point(spec)
-        checks = {"spec.json": partial(_spec_problem, point), "record.json": record.shape_problem}
+        lines += _set_aside_damaged_spec(family, spec, dry_run)
+        checks = {"record.json": partial(_record_problem, family, spec)}
         checks.update({name: partial(family.collected_problem, name) for name in family.collected})
         for name, wrong_shape in checks.items():
             lines += [line for _, line in jsonfile.set_aside_damaged([f"{point}/{name}"], dry_run, wrong_shape)]
+        for name in (name for name in family.outputs if name not in checks):  # not JSON: spikes.npz
+            lines += _set_aside_damaged_output(Path(point, name), partial(family.output_problem, name), dry_run)
     return lines
+
+
+def _set_aside_damaged_spec(family, planned: dict, dry_run: bool) -> list[str]:
+    """A damaged spec.json, written again from the plan at once: Snakemake does not remake a missing input
+    of a finished job. Its point then runs again where its record is not of the plan (Snakemake compares
+    a small input's checksum with the one its outputs were made from)."""
+    path = f"{planned['path']}/spec.json"
+    problem = partial(_spec_problem, family, planned)
+    found = jsonfile.set_aside_damaged([path], dry_run, problem, "written again from the plan")
+    if found and not dry_run:
+        jsonfile.write_json(planned, path)  # as configure_point writes it
+    return [line for _, line in found]
+
+
+def _set_aside_damaged_output(path: Path, problem, dry_run: bool) -> list[str]:
+    """A point's output that only running it makes (its spikes), damaged: set aside, so that its point runs
+    again rather than a later step dying on it."""
+    found = problem(path) if path.exists() else None
+    if not found:
+        return []
+    action = "would be set aside" if dry_run else f"set aside as {jsonfile.set_aside(path).name}"
+    return [f"{path} {found}; {action}, its point runs again"]
 
 
 def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
@@ -262,10 +304,36 @@ def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -
     return inputs.set_aside_damaged({path: found for path, found in problems.items() if found}, dry_run)
 
 
-def _spec_problem(point: str, content) -> str | None:
+def _spec_problem(family, planned: dict, content) -> str | None:
+    """A spec of another point, or not the plan for its path and not what its point ran (a spec edited by
+    hand; one its point ran is of a config changed since, and Snakemake reruns the point for its params)."""
+    point = planned["path"]
     if not isinstance(content, dict):
         return "not a JSON object"
-    return None if content.get("path") == point else f"its path is {content.get('path')!r}, not {point!r}"
+    if content.get("path") != point:
+        return f"its path is {content.get('path')!r}, not {point!r}"
+    other = _other_point(family, planned, content, "its fields are of")
+    if other:
+        return other
+    differ = record.point_differences(content, planned)
+    if not differ or content == (jsonfile.read_json_if_whole(f"{point}/record.json") or {}).get("point"):
+        return None
+    return f"not the plan for its path, nor what its point ran: {differ}"
+
+
+def _record_problem(family, planned: dict, content) -> str | None:
+    """Not a record, or the record of another point."""
+    return record.shape_problem(content) or _other_point(family, planned, content["point"], "it is the record of")
+
+
+def _other_point(family, planned: dict, spec: dict, words: str) -> str | None:
+    """Where a spec's own fields (its seed, its shape) make another point than the folder it lies in."""
+    point = planned["path"]
+    try:
+        made = family.point_dir(spec) if spec.get("path") == point else spec.get("path")
+    except (KeyError, TypeError, ValueError):  # fields of another family, or none
+        return f"its point is not one of {family.name}'s"
+    return None if made == point else f"{words} point {made}: {record.point_differences(spec, planned)}"
 
 
 def unwritable_points(campaign, points: dict[str, dict]) -> None:

@@ -9,6 +9,7 @@ family (snnbench.families) expands it.
 from __future__ import annotations
 
 from snnbench import families, paths
+from snnbench.planning import slurm_request
 
 
 class ConfigError(ValueError):
@@ -36,7 +37,7 @@ def problems(config: dict) -> list[str]:
         for key, values in exp.get("resources", {}).items():
             if len(set(values)) != len(values):
                 found.append(f"experiments[{i}] ({exp['name']}): resources.{key} must not repeat: {values}")
-    return found
+    return found + slurm_request.problems(config)
 
 
 def add_shared(config: dict, experiments: dict, family: dict) -> dict[str, tuple[str, int]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.machine import hardware
+from snnbench.records import slurm_grant
 
 
 def read_benchmark_row(path) -> dict:
@@ -55,7 +56,9 @@ def outcome_columns(rec: dict) -> dict:
         "git_commit_utc": prov["workflow"].get("git_commit_utc"),
         "benchmark_hash": prov["benchmark_hash"],
         "started_utc": prov["started_utc"],
-        "slurm_job_id": (prov.get("slurm") or {}).get("job_id"),
+        "slurm_job_id": (slurm := prov.get("slurm") or {}).get("job_id"),
+        # Empty, or where the job did not get what it asked for, e.g. "shared node; 2 threads per core".
+        "slurm_grant_problems": slurm_grant.grant_problems(slurm.get("asked"), slurm.get("granted")),
     }
 
 

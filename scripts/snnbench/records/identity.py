@@ -47,6 +47,9 @@ NOT_REPORTED = "not known: no process of the point reported what it ran (none st
 # Where installed packages live: their code is covered by the environment's key and the simulator's
 # version, not by digests of its files.
 _INSTALLED_PARTS = ("site-packages", "dist-packages")
+# multiprocessing's name for the main module it re-ran (spawn's fix-up, e.g. brian2 compiling a cold Cython
+# cache): the same module as __main__, which counts; counted under both, one benchmark would have two hashes.
+MAIN_ALIAS = "__mp_main__"
 
 
 def note_input(path: str, sha256: str) -> None:
@@ -98,6 +101,8 @@ def code_modules(modules: dict | None = None) -> dict[str, str]:
         file = getattr(module, "__file__", None)
         # torch.ops / torch.classes are namespaces whose __file__ is a bare name ("_ops.py"), no file.
         if not file or not file.endswith(".py") or not Path(file).is_absolute() or _left_out(name):
+            continue
+        if name == MAIN_ALIAS:
             continue
         if not _ours(name) and _installed(file, roots):
             continue

@@ -8,8 +8,12 @@ so that a record names what its point read, not what was meant to be there.
 
 from __future__ import annotations
 
+import datetime
+import errno
 import hashlib
 import json
+import os
+import shutil
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,15 +33,29 @@ class DamagedInput(DamagedFile):
         self.path = str(path)
 
 
-def set_aside(paths, dry_run: bool) -> str:
+# Descriptions this process set aside while they stay in place (set_aside's `kept`): not read again here.
+_KEPT_IN_PLACE: set[str] = set()
+# Beside a description set aside in place: when and why (one line), the input that makes its rule run again.
+SET_ASIDE_NOTE = ".set-aside"
+
+
+def set_aside(paths, dry_run: bool, kept=None) -> str:
     """Rename each existing file of `paths` to <name>.damaged (a dry run renames none, and neither
-    does a file another reader set aside first); the words that say what was done."""
+    does a file another reader set aside first); the words that say what was done. `kept` (a rule's
+    output) is copied instead and stays where it is until its rule makes it again: Snakemake runs again
+    every job that reads a file it makes, finished or not, unless the job reads it as `ancient` and it
+    is there when Snakemake plans. This process reads it no more (FileNotFoundError)."""
     present = [Path(p) for p in paths if Path(p).exists()]
     if dry_run:
         return "would be set aside"
     for path in present:
+        aside = path.with_name(path.name + DAMAGED)
         try:
-            path.replace(path.with_name(path.name + DAMAGED))
+            if kept is not None and path == Path(kept):
+                shutil.copyfile(path, aside)
+                _KEPT_IN_PLACE.add(os.path.realpath(path))
+            else:
+                path.replace(aside)
         except FileNotFoundError:
             continue  # another rank of the point set it aside first
     return "set aside as " + " and ".join(p.name + DAMAGED for p in present)
@@ -62,6 +80,8 @@ def read_json(path, set_aside_damaged: bool = False) -> dict:
     """A made JSON file's content, the digest of the bytes read noted; DamagedInput (set aside first
     where set_aside_damaged) where it is not complete JSON. FileNotFoundError until it is made."""
     path = Path(path)
+    if os.path.realpath(path) in _KEPT_IN_PLACE:
+        raise FileNotFoundError(errno.ENOENT, "set aside, not made again yet", str(path))
     data = path.read_bytes()
     try:
         content = json.loads(data)
@@ -95,8 +115,10 @@ def description_problem(path, params: dict) -> tuple[str, list[Path]] | None:
     complete JSON, derived from other parameters than `params` (its derivation's, where it records
     them), or a data file it names (`file`) missing, of another size than it records (`bytes`) or
     without a readable zip directory (an .npz); with the files to set aside (a data file goes with its
-    description, which its rule writes last). None: nothing wrong, or not made yet."""
+    description, which its rule writes last). None: nothing wrong, not made yet, or set aside here."""
     path = Path(path)
+    if os.path.realpath(path) in _KEPT_IN_PLACE:
+        return None  # set aside already, its rule makes it again
     try:
         content = json.loads(path.read_bytes())
     except FileNotFoundError:
@@ -128,23 +150,41 @@ def data_file_problem(path: Path, size: int | None) -> str | None:
         return "is missing"
     if size is not None and found != size:
         return f"has {found} bytes where its description records {size}"
-    if path.suffix == ".npz":
-        try:
-            with zipfile.ZipFile(path):
-                pass
-        except (zipfile.BadZipFile, OSError) as error:
-            return f"is not a readable npz file ({error})"
-    return None
+    return npz_problem(path) if path.suffix == ".npz" else None
+
+
+def npz_problem(path, arrays=()) -> str | None:
+    """An .npz without a readable zip directory (read from its end, not its data), or without the
+    named `arrays`; None where it has both."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            held = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError) as error:
+        return f"is not a readable npz file ({error})"
+    missing = [name for name in arrays if f"{name}.npy" not in held]
+    return f"holds no array {', '.join(missing)}" if missing else None
 
 
 def set_aside_damaged(problems: dict[str, tuple[str, list[Path]]], dry_run: bool) -> list[str]:
-    """Set aside the files of each problem (path -> description_problem's answer); one line each. Its
-    rule makes a file set aside again for the first point that reads it and runs (Snakemake remakes a
-    missing input only for a job that runs: finished points are not redone for it)."""
+    """Set aside the files of each problem (description path -> description_problem's answer); one line
+    each, also written beside the description (remade_trigger). The description stays in place
+    (set_aside's `kept`) and its rule makes it again in this run: the points still to run read it after;
+    finished points read it as `ancient` and are not redone (their records name the digest they read)."""
     lines = []
-    for problem, files in problems.values():
-        lines.append(f"{problem}; {set_aside(files, dry_run)}, made again before a point reads it")
+    for description, (problem, files) in problems.items():
+        line = f"{problem}; {set_aside(files, dry_run, kept=description)}, made again before a point reads it"
+        if not dry_run:
+            stamp = datetime.datetime.now(datetime.UTC).isoformat()
+            Path(description + SET_ASIDE_NOTE).write_text(f"{stamp} {line}\n")
+        lines.append(line)
     return lines
+
+
+def remade_trigger(description) -> list[str]:
+    """The input of a description's rule that makes it again once set aside in place: the note of that
+    (newer than the description, and of other content each time, until its rule ran); none before."""
+    note = Path(str(description) + SET_ASIDE_NOTE)
+    return [str(note)] if note.exists() else []
 
 
 def damaged_line(text: str) -> str | None:

@@ -17,7 +17,7 @@ from snnbench.environments import builds
 from snnbench.hashing import canonical_hash
 from snnbench.machine import gpu, hardware
 from snnbench.paths import REPO
-from snnbench.records import identity
+from snnbench.records import identity, slurm_grant
 
 # Packages whose versions go into every record (where installed in the running environment).
 PACKAGES = ("nest-simulator", "numpy", "pandas", "snakemake", "mpi4py", "brian2", "brian2genn", "brian2cuda", "pynn")
@@ -127,6 +127,9 @@ def slurm() -> dict | None:
     info = {"job_id": job_id}
     for key, (field, variable) in keys.items():
         info[key] = fields.get(field) or (os.environ.get(variable) if variable else None)
+    # What the point asked beyond its shape, and what SLURM gave (points.csv's slurm_grant_problems).
+    info["asked"] = slurm_grant.asked_here()
+    info["granted"] = slurm_grant.granted(job_id, fields)
     return info
 
 

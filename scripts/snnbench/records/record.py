@@ -6,6 +6,7 @@ and written atomically. Each family fills in its body.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import jsonschema
@@ -56,3 +57,23 @@ def write(record: dict, path: Path) -> None:
     """Validate, then write atomically (a killed writer never leaves half a record)."""
     validate(record)
     write_json(record, path)
+
+
+def point_differences(found, planned: dict, shown: int = 3) -> str | None:
+    """How a point's spec as found (its spec.json, its record's `point`) differs from the plan for its
+    path, in words ("seed 99, planned 1; model.t_sim_ms 200, planned 100"); None where it is the plan."""
+    found = found if isinstance(found, dict) else {}
+    planned = json.loads(json.dumps(planned))  # as JSON reads it back: lists, not tuples
+    keys = list(_differing(found, planned))
+    words = [f"{key} {value!r}, planned {plan!r}" for key, value, plan in keys[:shown]]
+    more = f"; {len(keys) - shown} more" if len(keys) > shown else ""
+    return "; ".join(words) + more if keys else None
+
+
+def _differing(found: dict, planned: dict, prefix: str = ""):
+    for key in dict.fromkeys([*planned, *found]):
+        value, plan = found.get(key, "(none)"), planned.get(key, "(none)")
+        if isinstance(value, dict) and isinstance(plan, dict):
+            yield from _differing(value, plan, f"{prefix}{key}.")
+        elif value != plan:
+            yield f"{prefix}{key}", value, plan

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from snnbench import paths
+from snnbench.records import inputs
 
 
 class Family:
@@ -30,6 +31,9 @@ class Family:
     # Top-level config keys whose value is the default of the same key in each of the family's
     # experiments (a site default that an experiment overrides), e.g. the network family's binding.
     site_defaults: tuple[str, ...] = ()
+    # Whether a point's SLURM job asks for whole nodes unless the config's slurm.exclusive says
+    # (snnbench.planning.slurm_request): off for one process on a few cores or one GPU of a shared node.
+    slurm_exclusive = False
 
     # --- config -> points
     def check(self, index: int, experiment: dict) -> list[str]:
@@ -155,6 +159,11 @@ class Family:
     def collected_problem(self, name: str, content) -> str | None:
         """What makes the content of a `collected` file not what collect reads, or None."""
         return None if isinstance(content, dict) else "not a JSON object"
+
+    def output_problem(self, name: str, path: Path) -> str | None:
+        """What makes an existing output of a point other than its record (checked against the record
+        schema) not what its readers read, found cheaply before any job (an .npz's zip directory); None."""
+        return inputs.npz_problem(path) if name.endswith(".npz") else None
 
     def archived(self, config: dict) -> tuple[str, ...]:
         """Files of each point that an archive packs."""

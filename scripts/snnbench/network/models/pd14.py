@@ -357,14 +357,14 @@ class PD14(NetworkModel):
         if "perturbation" in experiment["pd14"] and "network_seed" in experiment["pd14"]:
             problems.append(f"{where}: pd14.perturbation changes the network every simulator draws, not NEST's export")
         smallest = min(p["neuron_scale"] for p in params)
-        sizes = np.round(FULL_NUM_NEURONS * smallest).astype(int)
+        sizes = np.round(FULL_NUM_NEURONS * float(smallest))  # (float: an integer scale past int64 overflows)
         if sizes.min() >= 1:
             return problems
         key = "neuron_scale" if "neuron_scale" in experiment["pd14"] else "neuron_scale_per_vp"
         return [
             *problems,
             f"{where}: pd14.{key} gives populations without neurons (neuron scale {smallest:g}: "
-            f"{dict(zip(POPULATIONS, sizes.tolist(), strict=True))}); the smallest scale with a neuron in "
+            f"{dict(zip(POPULATIONS, sizes.astype(int).tolist(), strict=True))}); the smallest scale with a neuron in "
             f"every population is {1 / FULL_NUM_NEURONS.min():.2e}",
         ]
 
