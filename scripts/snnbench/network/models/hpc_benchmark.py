@@ -202,14 +202,15 @@ class HpcBenchmark(NetworkModel):
         autapses, which one neuron cannot (NEST's fixed_indegree searches for ever; derive() would
         round a population of none up to one)."""
         smallest = min(p["neuron_scale"] for p in params)
-        sizes = np.round(NEURONS_PER_SCALE * float(smallest))  # (float: an integer scale past int64 overflows)
+        with np.errstate(over="ignore"):  # in floats: an integer scale past int64 overflows an int array
+            sizes = np.round(NEURONS_PER_SCALE * float(smallest))
         if sizes.min() >= MIN_NEURONS:
             return []
         key = "neuron_scale" if "neuron_scale" in experiment[self.name] else "neuron_scale_per_vp"
         return [
             f"{where}: hpc_benchmark.{key} gives populations of fewer than {MIN_NEURONS} neurons (neuron scale "
-            f"{smallest:g}: {dict(zip(POPULATIONS, sizes.astype(int).tolist(), strict=True))}), which cannot draw their inputs "
-            f"from themselves without autapses; the smallest neuron scale allowed is "
+            f"{smallest:g}: {dict(zip(POPULATIONS, sizes.astype(int).tolist(), strict=True))}), which cannot draw "
+            f"their inputs from themselves without autapses; the smallest neuron scale allowed is "
             f"{MIN_NEURONS / NEURONS_PER_SCALE.min():.2e}"
         ]
 

@@ -357,7 +357,8 @@ class PD14(NetworkModel):
         if "perturbation" in experiment["pd14"] and "network_seed" in experiment["pd14"]:
             problems.append(f"{where}: pd14.perturbation changes the network every simulator draws, not NEST's export")
         smallest = min(p["neuron_scale"] for p in params)
-        sizes = np.round(FULL_NUM_NEURONS * float(smallest))  # (float: an integer scale past int64 overflows)
+        with np.errstate(over="ignore"):  # in floats: an integer scale past int64 overflows an int array
+            sizes = np.round(FULL_NUM_NEURONS * float(smallest))
         if sizes.min() >= 1:
             return problems
         key = "neuron_scale" if "neuron_scale" in experiment["pd14"] else "neuron_scale_per_vp"
