@@ -114,9 +114,8 @@ def test_validation_of_recorded_spikes(finished):
         }
         stats, meta = validation.load(workdir / point / "stats.npz")
         assert meta["settings"]["neurons_per_population"] == 200 and meta["reason"] is None
-        # Rates of every neuron (L23E has 414 at 2 %), correlations of the first 200 of each population at most.
-        assert stats["L5I"]["rate"].size == 21 and stats["L23E"]["rate"].size == 414
-        assert int(stats["L23E"]["correlation_neurons"]) <= 200
+        assert stats["L5I"]["rate"].size == 21  # all 21 neurons of L5I at 2 %, 200 of the others
+        assert stats["L23E"]["rate"].size == 200
     points = pd.read_csv(workdir / "results/tiny/points.csv")
     assert points["validation_checked"].all() and points["validation_passed"].all(), points["validation_problems"]
     assert points.loc[0, "ks_rate_max"] == 0.0 and points.loc[1, "ks_rate_max"] > 0  # the reference vs another

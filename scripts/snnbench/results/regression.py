@@ -73,8 +73,6 @@ def load_tolerances(path) -> dict:
 def _summary(points: pd.DataFrame, keys: list[str]) -> dict[str, pd.DataFrame]:
     """Median, fastest and slowest valid seed of every metric, and the seeds, per point."""
     valid = points[points["valid"].astype(bool)]
-    if "disturbed" in valid:  # others used its CPUs: no measure of the code (snnbench.machine.interference)
-        valid = valid[~valid["disturbed"].astype(object).eq(True)]  # unjudged (older records): kept
     if "build" in keys:
         valid = valid.assign(build=valid["build"].astype("string").fillna(""))
     metrics = [m for m in METRICS if m in valid and valid[m].notna().any()]  # CPU times: not in older tables
