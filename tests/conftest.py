@@ -203,6 +203,17 @@ def environment_modules() -> str:
     return str(command)
 
 
+def run_in_torch(probe: str) -> dict:
+    """The JSON a probe prints last, run in the torch environment on one thread (skipped where it is not linked)."""
+    python = REPO / ".venv-torch" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("environment torch not installed (make env-torch)")
+    env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")}
+    proc = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def check_crates(crates: list[Path]) -> list[dict]:
     """roc-validator's reports on run crates (snnbench.results.crate_check, in the checker's environment), with
     every request for the network sent to a closed port: the check must need none. Skips where the checker's

@@ -71,14 +71,14 @@ def test_mpi_points_may_use_a_module_build(tree):
 def test_loading_records_the_modules_with_their_dependencies(tree, monkeypatch):
     monkeypatch.delenv("MODULEPATH", raising=False)
     build = builds.point_build("nest", "nest-simulator", "site", site(tree)["site"])
-    environ, loaded = lmod.load(build)
+    environ, loaded = lmod.LMOD.load(build)
     assert loaded["loaded"] == [MPI_MODULE, NEST_MODULE]  # name/version, the dependency first
     assert loaded["module_list"] == [MPI_MODULE, NEST_MODULE]  # `module -t list`
     assert loaded["files"] == [str(tree / f"{MPI_MODULE}.lua"), str(tree / f"{NEST_MODULE}.lua")]
     assert loaded["modulepath"] == str(tree) and loaded["lmod_version"] and loaded["tool"] == "lmod"
-    assert environ["NEST_MODULE"] == "1" and lmod.python(environ).startswith(environ["PATH"].split(":")[0])
-    with pytest.raises(lmod.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
-        lmod.load(dict(build, modules=["nest/9.9"]))
+    assert environ["NEST_MODULE"] == "1" and module_tools.python(environ).startswith(environ["PATH"].split(":")[0])
+    with pytest.raises(module_tools.ModulesError, match=r"module load nest/9\.9 failed: .*unknown"):
+        lmod.LMOD.load(dict(build, modules=["nest/9.9"]))
 
 
 def test_a_module_tree_the_nodes_cannot_see_is_refused_under_a_cluster(tree):

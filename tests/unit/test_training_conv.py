@@ -4,12 +4,9 @@ memory strategy's gradients against vanilla BPTT's on a tiny case."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pandas as pd
 import pytest
-from conftest import REPO, validated
+from conftest import run_in_torch, validated
 from snnbench import planning
 from snnbench.training import family as training_family
 from snnbench.training import memory_table
@@ -98,13 +95,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def torch_probe():
-    python = REPO / ".venv-torch" / "bin" / "python"
-    if not python.exists():
-        pytest.skip("environment torch not installed (make env-torch)")
-    env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")}
-    proc = subprocess.run([str(python), "-c", TORCH_PROBE], capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_in_torch(TORCH_PROBE)
 
 
 def test_conv_network_has_the_papers_shapes(torch_probe):

@@ -6,12 +6,9 @@ checkpointing in the backward pass (the recomputation)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import run_in_torch
 from snnbench.training import memory, memory_table
 from snnbench.training.rows import STEP_MEMORY
 
@@ -134,13 +131,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def tiny_layer():
-    python = REPO / ".venv-torch" / "bin" / "python"
-    if not python.exists():
-        pytest.skip("environment torch not installed (make env-torch)")
-    env = {"OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO / "scripts")}
-    proc = subprocess.run([str(python), "-c", TORCH_PROBE], capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_in_torch(TORCH_PROBE)
 
 
 def test_the_split_adds_up_in_every_step(tiny_layer):

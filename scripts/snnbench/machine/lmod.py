@@ -6,9 +6,7 @@ list` prints one module a line. The other tool: snnbench.machine.tcl_modules.
 
 from __future__ import annotations
 
-import os
-
-from snnbench.machine.modules import ModulesError, Tool, python
+from snnbench.machine.modules import Tool
 
 LMOD_DEFAULT = "/usr/share/lmod/lmod/libexec/lmod"
 
@@ -21,11 +19,3 @@ LMOD = Tool(
     list_options="-t",
     install="source your site's Lmod init, e.g. /usr/share/lmod/lmod/init/bash, or apt-get install lmod",
 )
-
-# The point's wrapper (snnbench.network.execute) still loads through these names; the way in that
-# does not care which tool the site has is snnbench.machine.module_tools.
-__all__ = ["LMOD", "ModulesError", "load", "python"]
-
-
-def load(build: dict, environ=os.environ) -> tuple[dict[str, str], dict]:
-    return LMOD.load(build, environ)
