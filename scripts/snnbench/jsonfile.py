@@ -57,6 +57,8 @@ def set_aside_damaged(
                 content = json.load(f)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             problem = f"is damaged ({error})"
+        except IsADirectoryError:  # a folder in its place: set aside like a damaged file
+            problem = "is damaged (a folder, not a file)"
         else:
             wrong = wrong_shape(content) if wrong_shape else None
             if not wrong:

@@ -188,7 +188,8 @@ def is_linked(env: str, repo: Path = REPO, env_key: str | None = None) -> bool:
     """Whether .venv-<env> is complete and stands on the cached environment `env_key` (by default
     that of the envs file as it is now: an edited file has another key, and the checkout links anew)."""
     marker = link_marker(env, repo)
-    return marker.exists() and marker.read_text().strip() == (env_key or key(env))
+    # bytes: a marker of random bytes (or a folder in its place) is not linked, not a UnicodeDecodeError
+    return marker.is_file() and marker.read_bytes().strip() == (env_key or key(env)).encode()
 
 
 def linked_python(env: str, env_key: str, repo: Path = REPO) -> str:

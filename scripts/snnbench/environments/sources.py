@@ -200,7 +200,7 @@ def files_digest(path: Path, source: Source | None = None) -> str:
     except PermissionError as error:  # another user's file in a shared cache (docs/sources.md)
         raise SourceMissing(f"{path}: {error.strerror}; its owner can make it group-readable (chmod g+r)") from None
     except (tarfile.TarError, OSError, EOFError) as error:
-        raise SourceMissing(f"{path}: not a readable archive ({error})") from None
+        raise SourceMissing(f"{path}: not a readable archive ({' '.join(str(error).split())})") from None
     return hashlib.sha256("".join(line + "\n" for line in sorted(lines)).encode()).hexdigest()
 
 
@@ -253,7 +253,8 @@ def fetch(source: Source, settings: Settings) -> Path:
     except downloads.DownloadFailed as error:
         raise SourceMissing(_missing(source, settings, f"downloading {url} failed: {error}")) from None
     except OSError as error:  # the cache cannot be written: another user's (docs/sources.md), or full
-        why = f"{error.filename or cache_folder()}: {error.strerror or error}, in the source cache (${CACHE_ENV})"
+        where = error.filename2 or error.filename or cache_folder()  # a rename's target: a folder in its place
+        why = f"{where}: {error.strerror or error}, in the source cache (${CACHE_ENV})"
         shared = "; a cache shared by a group needs a setgid group folder and umask 002 (docs/sources.md)"
         raise SourceMissing(why + (shared if isinstance(error, PermissionError) else "")) from None
 

@@ -44,6 +44,7 @@ class Network(Family):
     }
     outputs = ("record.json", "spikes.npz")
     collected = ("validation.json",)
+    statistics = ("stats.npz",)  # rule point_statistics's, read by validate_point and the figures
     series = "simulator"
     sort_keys = ("experiment", "simulator", "vps", "seed")
     site_defaults = ("binding",)
@@ -52,9 +53,8 @@ class Network(Family):
     # What collect reads of a point's validation result (network.rows.finish_table).
     VALIDATION_KEYS = ("checked", "rows")
 
-    def output_problem(self, name: str, path: Path) -> str | None:
-        # The arrays network.execute writes and network.validation reads.
-        return inputs.npz_problem(path, ("senders", "times_ms") if name == "spikes.npz" else ())
+    def output_problem(self, name: str, path: Path) -> str | None:  # arrays that execute writes, validation reads
+        return inputs.npz_problem(path, {"spikes.npz": ("senders", "times_ms"), "stats.npz": ("meta",)}.get(name, ()))
 
     def collected_problem(self, name: str, content) -> str | None:
         if not isinstance(content, dict):

@@ -44,6 +44,7 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
         refuse_unplaceable_on_slurm(campaign, points)
     yield from set_aside_damaged(campaign, points, dry_run)
     yield from set_aside_damaged_inputs(campaign, points, dry_run)
+    yield from set_aside_stale_links(campaign.linked_environments(), dry_run)
     unwritable_points(campaign, points)
     yield from fetch_sources(campaign, dry_run)
 
@@ -264,6 +265,9 @@ def set_aside_damaged(campaign, points: dict[str, dict], dry_run: bool) -> list[
             lines += [line for _, line in jsonfile.set_aside_damaged([f"{point}/{name}"], dry_run, wrong_shape)]
         for name in (name for name in family.outputs if name not in checks):  # not JSON: spikes.npz
             lines += _set_aside_damaged_output(Path(point, name), partial(family.output_problem, name), dry_run)
+        for name in family.statistics:  # stats.npz: made again by the first step that reads it
+            problem = partial(family.output_problem, name)
+            lines += _set_aside_damaged_output(Path(point, name), problem, dry_run, "made again where read")
     return lines
 
 
@@ -279,14 +283,14 @@ def _set_aside_damaged_spec(family, planned: dict, dry_run: bool) -> list[str]:
     return [line for _, line in found]
 
 
-def _set_aside_damaged_output(path: Path, problem, dry_run: bool) -> list[str]:
+def _set_aside_damaged_output(path: Path, problem, dry_run: bool, then: str = "its point runs again") -> list[str]:
     """A point's output that only running it makes (its spikes), damaged: set aside, so that its point runs
     again rather than a later step dying on it."""
     found = problem(path) if path.exists() else None
     if not found:
         return []
     action = "would be set aside" if dry_run else f"set aside as {jsonfile.set_aside(path).name}"
-    return [f"{path} {found}; {action}, its point runs again"]
+    return [f"{path} {found}; {action}, {then}"]
 
 
 def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
@@ -302,6 +306,21 @@ def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -
             derived.setdefault(path, (family, derivation))
     problems = {path: family.derived_problem(path, derivation) for path, (family, derivation) in derived.items()}
     return inputs.set_aside_damaged({path: found for path, found in problems.items() if found}, dry_run)
+
+
+def set_aside_stale_links(names: list[str], dry_run: bool, repo: Path = paths.REPO) -> list[str]:
+    """A link's marker (.venv-<name>/.installed) that is there but does not hold the key of the environment the
+    link stands on (cut short, edited, a folder in its place): Snakemake takes the link as made and would not
+    link it again, and every point in it would fail. Set aside, so that rule link_environment links it again
+    before they run (they read the marker as `ancient`: finished points are not redone)."""
+    lines = []
+    for name in names:
+        marker, key = environments.link_marker(name, repo), builds.linked_key(name) or environments.key(name)
+        if not marker.exists() or environments.is_linked(name, repo, key):
+            continue
+        action = "would be set aside" if dry_run else f"set aside as {jsonfile.set_aside(marker).name}"
+        lines.append(f"{marker} does not hold the key {key} of the environment it links; {action}, linked again")
+    return lines
 
 
 def _spec_problem(family, planned: dict, content) -> str | None:

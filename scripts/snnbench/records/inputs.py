@@ -51,7 +51,7 @@ def set_aside(paths, dry_run: bool, kept=None) -> str:
     for path in present:
         aside = path.with_name(path.name + DAMAGED)
         try:
-            if kept is not None and path == Path(kept):
+            if kept is not None and path == Path(kept) and path.is_file():  # a folder in its place: renamed
                 shutil.copyfile(path, aside)
                 _KEPT_IN_PLACE.add(os.path.realpath(path))
             else:
@@ -123,6 +123,8 @@ def description_problem(path, params: dict) -> tuple[str, list[Path]] | None:
         content = json.loads(path.read_bytes())
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        return f"{path} is damaged (a folder, not a file)", [path]
     except ValueError as error:
         return f"{path} is damaged ({_why(error)})", [path]
     if not isinstance(content, dict):

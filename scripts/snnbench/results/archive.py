@@ -75,8 +75,11 @@ def unpack(archive: Path, dest: Path) -> dict:
     every file against the manifest; returns the manifest."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(archive, "r:gz") as tar:
-        tar.extractall(dest, filter="data")
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(dest, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as error:  # cut short, not a .tar.gz, gone, a folder
+        raise ArchiveError(f"{archive}: not a readable archive ({type(error).__name__}: {error})") from None
     try:
         manifest = json.loads((dest / MANIFEST).read_text())
     except (OSError, json.JSONDecodeError) as error:

@@ -34,9 +34,17 @@ def local_contexts() -> dict[str, Path]:
     return found
 
 
+class NotACrate(ValueError):
+    """A crate folder whose metadata is missing or does not read as a crate's (one line naming it)."""
+
+
 def named_contexts(crate: Path) -> list[str]:
-    """The remote contexts a crate's metadata names."""
-    context = json.loads((Path(crate) / "ro-crate-metadata.json").read_text())["@context"]
+    """The remote contexts a crate's metadata names; NotACrate where it has no readable metadata."""
+    metadata = Path(crate) / "ro-crate-metadata.json"
+    try:
+        context = json.loads(metadata.read_bytes())["@context"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise NotACrate(f"{metadata}: not a crate's metadata ({type(error).__name__}: {error})") from None
     return [c for c in (context if isinstance(context, list) else [context]) if isinstance(c, str)]
 
 
@@ -95,7 +103,11 @@ def check_all(crates: list[Path], profile: str = PROFILE, severity: str = SEVERI
         cache = Path(folder) / "http-cache"
         seed_cache(cache, contexts)
         for crate in crates:
-            missing = [url for url in named_contexts(crate) if url not in contexts]
+            try:
+                missing = [url for url in named_contexts(crate) if url not in contexts]
+            except NotACrate as error:  # no readable metadata: fails without running the validator
+                reports.append({"crate": str(crate), "profile": profile, "passed": False, "issues": [str(error)]})
+                continue
             if missing:
                 problem = f"no local copy of the JSON-LD context(s) {', '.join(missing)}"
                 reports.append({"crate": str(crate), "profile": profile, "passed": False, "issues": [problem]})

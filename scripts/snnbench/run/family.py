@@ -25,6 +25,9 @@ class Family:
     outputs: tuple[str, ...] = ("record.json",)
     # Files of a point the collect step reads beside the record (e.g. validation results).
     collected: tuple[str, ...] = ()
+    # Files later steps make from a point's outputs and other steps read (e.g. its spike statistics): checked
+    # before any job as its outputs are, and made again, where set aside, when a step reads them.
+    statistics: tuple[str, ...] = ()
     # The column of points.csv that names a figure's series, and the columns its rows sort by.
     series = "simulator"
     sort_keys: tuple[str, ...] = ("experiment", "simulator", "seed")
