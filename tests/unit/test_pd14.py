@@ -49,3 +49,17 @@ def test_reference_rates_only_where_published():
 def test_bad_input_type():
     with pytest.raises(ValueError, match="input must be 'poisson' or 'dc'"):
         pd14.derive(0.1, 0.1, "noise")
+
+
+def test_a_background_perturbation_scales_the_external_drive_only():
+    """pd14.perturbation.background_rate_scale (make bench-validation's "background +2.5%"): the Poisson rates,
+    and the DC current that stands for background input, times the factor; recurrent coupling untouched."""
+    for input, indegree_scale in (("poisson", 0.1), ("poisson", 1.0), ("dc", 0.1)):
+        params = {"neuron_scale": 0.1, "indegree_scale": indegree_scale, "input": input}
+        base = pd14.network(params)
+        changed = pd14.network({**params, "perturbation": {"background_rate_scale": 1.025}})
+        np.testing.assert_allclose(changed.poisson_rate_hz, 1.025 * base.poisson_rate_hz)
+        extra = 0.025 * pd14.external_current_pA() * (1.0 if input == "dc" else 1 - np.sqrt(indegree_scale))
+        np.testing.assert_allclose(changed.dc_amp_pA - base.dc_amp_pA, extra)
+        np.testing.assert_array_equal(changed.weight_mean_pA, base.weight_mean_pA)
+        np.testing.assert_array_equal(changed.num_synapses, base.num_synapses)

@@ -9,6 +9,11 @@ against the whole ensemble. Both for the spike statistics (validation verdict at
 for the population rates (ensemble.rates_agree of one run against the ensemble). Runs are kept in --out and
 reused, so a second call only judges again.
 
+Groups (PD14): a pool of `--pool-seeds` fresh NEST seeds (not in the ensemble) judged one by one against the
+whole ensemble (per-run false positives), and `--groups` groups of `--group-size` drawn from it judged as a group
+by the workflow's simulator verdict (snnbench.network.group_verdict; its false positives); `--bug-seeds` runs of
+each of BUGS, one by one and in groups (power).
+
     python -m snnbench.dev.bench_validation --neuron-scale 0.05 --seeds 20 --out results/bench-validation
 """
 
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -23,8 +30,10 @@ import numpy as np
 import pandas as pd
 
 from snnbench import planning
+from snnbench.dev import slow_inhibition, validation_groups
 from snnbench.jsonfile import read_json
 from snnbench.network import ensemble, execute, models, rate_agreement, validation
+from snnbench.network.simulators import EXTRA_VARIABLE
 from snnbench.tables.frames import read_points
 
 CHANGES = {  # pd14.perturbation
@@ -48,11 +57,21 @@ HPC_CHANGES = {
 # seeds do not vary (no Poisson input), so it has no ensemble to be judged against.
 SECOND = {"simulator": "genn-cpu", "genn": {"precision": "double"}}
 SPLITS = 500  # random halves of the reference seeds whose seed means are compared (judge_tables)
+# The bugs whose groups the simulator verdict should find (PD14): a drive, a coupling and a dynamics change.
+BUGS = {
+    "background +2.5%": {"perturbation": {"background_rate_scale": 1.025}},
+    "weights x1.05": {"perturbation": {"weight_scale": 1.05}},
+    "slow inhibition": {"simulator": slow_inhibition.NAME},
+}
+POOL_FIRST_SEED = 1001  # fresh seeds: above any ensemble's
+BUG_FIRST_SEED = 2001
 
 
-def point_config(args, seed: int, change: dict | None, second: bool = False) -> tuple[dict, dict]:
-    """A validated one-point config (defaults filled in as the workflow does) and its spec: NEST, or the
-    second simulator."""
+def point_config(
+    args, seed: int, change: dict | None, second: bool = False, simulator: str = "nest"
+) -> tuple[dict, dict]:
+    """A validated one-point config (defaults filled in as the workflow does) and its spec: NEST (or
+    `simulator`), or the second simulator."""
     model = {
         "neuron_scale": args.neuron_scale,
         "indegree_scale": args.indegree_scale,
@@ -63,7 +82,7 @@ def point_config(args, seed: int, change: dict | None, second: bool = False) -> 
         model["perturbation"] = change
     exp = {
         "name": "bench-validation",
-        "simulators": [SECOND["simulator"] if second else "nest"],
+        "simulators": [SECOND["simulator"] if second else simulator],
         **({"genn": SECOND["genn"]} if second else {}),
         "scaling": "strong",
         "resources": {"threads_per_rank": [1]},
@@ -76,13 +95,13 @@ def point_config(args, seed: int, change: dict | None, second: bool = False) -> 
     return config, planning.expand_points(config["experiments"][0])[0]
 
 
-def run(args, seed: int, name: str, change: dict | None) -> Path:
+def run(args, seed: int, name: str, change: dict | None, simulator: str = "nest") -> Path:
     """One point's statistics (stats.npz) and record in out/<name>/seed<seed>, run once."""
-    folder = Path(args.out) / name.replace(" ", "_").replace("+", "p") / f"seed{seed}"
+    folder = Path(args.out) / name.replace(" ", "_").replace("+", "p").replace("%", "pc") / f"seed{seed}"
     if (folder / "stats.npz").exists():
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    config, spec = point_config(args, seed, change, second=name == SECOND["simulator"])
+    config, spec = point_config(args, seed, change, second=name == SECOND["simulator"], simulator=simulator)
     (folder / "spec.json").write_text(json.dumps(spec))
     files = [folder / name for name in ("spec.json", "record.json", "spikes.npz", "log")]
     execute.run_point(*files, config["activity_check"], 1800)
@@ -187,7 +206,7 @@ def judge_tables(tables: list[Path]) -> list[dict]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="pd14", choices=["pd14", "hpc_benchmark"])
     parser.add_argument("--neuron-scale", type=float, default=0.05)
@@ -197,34 +216,73 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=20, help="reference ensemble size (leave-one-out judgements)")
     parser.add_argument("--changed-seeds", type=int, default=10, help="runs of each changed network")
     known = f"{', '.join(CHANGES)} (pd14) or {', '.join(HPC_CHANGES)} (hpc_benchmark)"
-    parser.add_argument("--changes", help=f"which of: {known}; default: all of the model's")
+    parser.add_argument("--changes", help=f"which of: {known}; default: all of the model's; none: none")
     parser.add_argument("--second-seeds", type=int, default=10, help=f"runs of {SECOND['simulator']} (0: none)")
+    parser.add_argument("--pool-seeds", type=int, default=60, help="fresh NEST seeds for the groups (pd14; 0: none)")
+    parser.add_argument("--bug-seeds", type=int, default=20, help="runs of each bug for the groups (pd14)")
+    parser.add_argument("--bugs", help=f"which of: {', '.join(BUGS)}; default: all; none: none")
+    parser.add_argument("--groups", type=int, default=20, help="groups drawn from the pool and from each bug's runs")
+    parser.add_argument("--group-size", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
     parser.add_argument("--tables", nargs="+", type=Path, help="judge the workflow's points.csv tables instead")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def chosen(names: str | None, known) -> list[str]:
+    """Comma-separated names out of `known`; unset: all of them; "none": none."""
+    return [n.strip() for n in (names or ",".join(known)).split(",") if n.strip() not in ("", "none")]
+
+
+def tasks_of(args) -> tuple[list[tuple], list[str]]:
+    """(seed, name, perturbation, simulator) of every run, and the names judged as groups."""
+    pd14 = args.model == "pd14"
+    changes = CHANGES if pd14 else HPC_CHANGES
+    second_seeds = args.second_seeds if pd14 else 0  # its config is PD14's (genn-cpu builds PD14)
+    bugs = chosen(args.bugs, BUGS) if pd14 else []
+    tasks = [(seed, "reference", None, "nest") for seed in range(1, args.seeds + 1)]
+    tasks += [(seed, SECOND["simulator"], None, "nest") for seed in range(1, second_seeds + 1)]
+    tasks += [
+        (s, name, changes[name], "nest")
+        for name in chosen(args.changes, changes)
+        for s in range(1, args.changed_seeds + 1)
+    ]
+    tasks += [(POOL_FIRST_SEED + k, "pool", None, "nest") for k in range(args.pool_seeds if pd14 else 0)]
+    for name in bugs:
+        simulator = BUGS[name].get("simulator", "nest")
+        tasks += [(BUG_FIRST_SEED + k, name, BUGS[name].get("perturbation"), simulator) for k in range(args.bug_seeds)]
+    return tasks, ["pool", *bugs]
+
+
+def print_tables(tables: list[Path]) -> None:
+    keys = ("statistics", "rates", "invalid", "seed_means")
+    print(f"{'runs judged':64s} {'n':>3s}  flagged (statistics)  rates differ  invalid  seed means differ")
+    for line in judge_tables(tables):
+        shares = [np.mean(line[key]) for key in keys]
+        print(
+            f"{line['runs']:64s} {line['n']:3d}  {shares[0]:20.0%}  {shares[1]:12.0%}  {shares[2]:7.0%}  "
+            f"{shares[3]:17.0%}" + (f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else "")
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
     if args.tables:
-        keys = ("statistics", "rates", "invalid", "seed_means")
-        print(f"{'runs judged':64s} {'n':>3s}  flagged (statistics)  rates differ  invalid  seed means differ")
-        for line in judge_tables(args.tables):
-            shares = [np.mean(line[key]) for key in keys]
-            print(
-                f"{line['runs']:64s} {line['n']:3d}  {shares[0]:20.0%}  {shares[1]:12.0%}  {shares[2]:7.0%}  "
-                f"{shares[3]:17.0%}" + (f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else "")
-            )
+        print_tables(args.tables)
         return
-    changes = CHANGES if args.model == "pd14" else HPC_CHANGES
-    chosen = [c.strip() for c in (args.changes or ",".join(changes)).split(",") if c.strip()]
-    second_seeds = args.second_seeds if args.model == "pd14" else 0  # its config is PD14's (genn-cpu builds PD14)
-    tasks = [(seed, "reference", None) for seed in range(1, args.seeds + 1)]
-    tasks += [(seed, SECOND["simulator"], None) for seed in range(1, second_seeds + 1)]
-    tasks += [(seed, name, changes[name]) for name in chosen for seed in range(1, args.changed_seeds + 1)]
+    started = time.monotonic()
+    # The dynamics bug is a simulator of its own: registered for the plan here and for the runs it starts.
+    os.environ[EXTRA_VARIABLE] = ",".join(
+        filter(None, [os.environ.get(EXTRA_VARIABLE), slow_inhibition.REGISTRY_ENTRY])
+    )
+    tasks, group_names = tasks_of(args)
     with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
         folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
     runs: dict[str, list[Path]] = {}  # in the tasks' order: the second simulator first, then the changes
-    for (_, name, _), folder in zip(tasks, folders, strict=True):
+    for (_, name, _, _), folder in zip(tasks, folders, strict=True):
         runs.setdefault(name, []).append(folder)
     reference = runs.pop("reference")
+    grouped = {name: runs.pop(name) for name in group_names if name in runs}
     changed = {f"{name} (correct)" if name == SECOND["simulator"] else name: found for name, found in runs.items()}
     print(
         f"{args.model} on NEST, N = {args.neuron_scale:g}, K = {args.indegree_scale:g}, {args.t_sim_ms:g} ms after "
@@ -235,6 +293,36 @@ def main(argv: list[str] | None = None) -> None:
         shares = [np.mean(line[key]) for key in ("statistics", "rates", "seed_means")]
         halves = f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else ""
         print(f"{line['runs']:34s} {line['n']:3d}  {shares[0]:27.0%}  {shares[1]:12.0%}  {shares[2]:17.0%}{halves}")
+    if grouped:
+        print_groups(args, reference, grouped)
+    print(f"wall time {time.monotonic() - started:.0f} s ({len(tasks)} runs, those on disk reused)")
+
+
+def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]]) -> None:
+    """Per-run flags and the simulator verdict of drawn groups: the fresh pool (false positives) and each bug."""
+    config, _ = point_config(args, 1, None)
+    tolerance = {k: config["validation"][k] for k in ("alpha", "ks_alpha", "ks_margin")}
+    min_samples = config["validation"]["min_samples"]
+    members = [validation.load(f / "stats.npz")[0] for f in reference]
+    wide_reference = validation_groups.features(members, min_samples)
+    print(
+        f"\nsimulator verdict (alpha {validation_groups.group_verdict.ALPHA}): groups of {args.group_size} "
+        f"against the {len(reference)} ensemble seeds"
+    )
+    print(f"{'runs':20s} {'n':>3s}  flagged one by one  groups said to differ  median p  features named most")
+    for name, folders in grouped.items():
+        stats = [validation.load(f / "stats.npz")[0] for f in folders]
+        flags = [flagged(point, members, None, tolerance, min_samples) for point in stats]
+        found = validation_groups.summary(
+            validation_groups.verdicts(
+                validation_groups.features(stats, min_samples), wide_reference, args.groups, args.group_size
+            )
+        )
+        label = "fresh NEST seeds" if name == "pool" else name
+        print(
+            f"{label:20s} {len(folders):3d}  {sum(flags):6d} / {len(flags):<3d}      {found['differ']:8d} / "
+            f"{found['groups']:<3d}      {found['median_p']:8.4f}  {found['named']}"
+        )
 
 
 if __name__ == "__main__":

@@ -131,6 +131,18 @@ class Network:
         return int(self.num_synapses.sum())
 
 
+def external_current_pA() -> np.ndarray:
+    """Mean external input of the full model per population, as a current (pA): rate * K_ext * J * tau_syn."""
+    pA_per_mV = psc_per_psp(NEURON["C_m_pF"], NEURON["tau_m_ms"], NEURON["tau_syn_ms"])
+    return BG_RATE_HZ * K_EXT * PSP_EXC_MV * pA_per_mV * NEURON["tau_syn_ms"] * 1e-3
+
+
+def external_dc_pA(indegree_scale: float, input: str) -> np.ndarray:
+    """The part of derive()'s DC current that stands for the background input: all of it with input dc, the
+    (1 - sqrt(K)) that down-scaled in-degrees move from the Poisson input into the DC with input poisson."""
+    return external_current_pA() * (1.0 if input == "dc" else 1.0 - np.sqrt(indegree_scale))
+
+
 def derive(neuron_scale: float, indegree_scale: float, input: str = "poisson") -> Network:
     """Derive network sizes, weights and drive for one model size.
 
@@ -152,8 +164,7 @@ def derive(neuron_scale: float, indegree_scale: float, input: str = "poisson") -
     weight_ext_full_pA = PSP_EXC_MV * pA_per_mV
     tau_syn_s = NEURON["tau_syn_ms"] * 1e-3
 
-    # Mean external input of the full model, as a current (pA): rate * K_ext * J * tau_syn.
-    ext_current_pA = BG_RATE_HZ * K_EXT * weight_ext_full_pA * tau_syn_s
+    ext_current_pA = external_current_pA()
     dc_amp = np.zeros(len(POPULATIONS)) if input == "poisson" else ext_current_pA.astype(float)
 
     weight_pA, weight_ext_pA = weight_full_pA, weight_ext_full_pA
@@ -215,10 +226,13 @@ def network(params: dict) -> Network:
     """What every simulator builds for a point's parameters: derive(), then the deliberate change of
     `perturbation` where the experiment asks for one (validation's power, make bench-validation): all
     recurrent weights times `weight_scale`, every recurrent delay `delay_steps` steps longer, the recurrent
-    in-degrees of one population times a factor (`population_indegree`)."""
+    in-degrees of one population times a factor (`population_indegree`), the background rate times
+    `background_rate_scale` (the Poisson rates and the DC current that stands for background input)."""
     net = derive(params["neuron_scale"], params["indegree_scale"], params["input"])
     change = params.get("perturbation") or {}
     scale, steps = change.get("weight_scale", 1.0), change.get("delay_steps", 0)
+    background = change.get("background_rate_scale", 1.0)
+    extra_dc = (background - 1.0) * external_dc_pA(params["indegree_scale"], params["input"])
     synapses = net.num_synapses
     if "population_indegree" in change:
         target = POPULATIONS.index(change["population_indegree"]["population"])
@@ -230,6 +244,8 @@ def network(params: dict) -> Network:
         weight_mean_pA=net.weight_mean_pA * scale,
         weight_sd_pA=net.weight_sd_pA * scale,
         delay_mean_ms=net.delay_mean_ms + steps * DT_MS,
+        poisson_rate_hz=net.poisson_rate_hz * background,
+        dc_amp_pA=net.dc_amp_pA + extra_dc,
     )
 
 
@@ -273,6 +289,12 @@ PARAMETERS = parameter_block(
         "properties": {
             "weight_scale": {
                 "description": "All recurrent weights (means and spreads) times this.",
+                "type": "number",
+                "exclusiveMinimum": 0,
+            },
+            "background_rate_scale": {
+                "description": "The background (external Poisson) rate times this; with input dc, the current "
+                "that stands for it.",
                 "type": "number",
                 "exclusiveMinimum": 0,
             },
