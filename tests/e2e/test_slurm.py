@@ -96,7 +96,7 @@ def snakemake_bin() -> Path:
 
 def slurm_snakemake(workdir: Path, configfile: str, *args: str, check=True, **popen) -> subprocess.CompletedProcess:
     command = [str(snakemake_bin()), "--profile", "profiles/slurm", "--configfile", configfile, *FAST_POLLING]
-    proc = subprocess.run([*command, *args], cwd=workdir, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run([*command, *args], cwd=workdir, capture_output=True, text=True, timeout=900, **popen)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
     return proc

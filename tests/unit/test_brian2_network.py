@@ -1,6 +1,7 @@
 """The Brian2 backend's network drawing and Brian2GeNN's delay binning (numpy only: runs in the
 main environment, no Brian2 needed)."""
 
+import platform
 import sys
 
 import numpy as np
@@ -200,3 +201,19 @@ def test_build_flags_name_only_environment_folders_with_headers_or_libraries(tmp
     monkeypatch.setattr(sys, "prefix", str(venv))
     assert build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.9"}) == here
     assert build_key(spec, DEVICES["brian2-cpp"], {"brian2": "2.10"}) != here
+
+
+def test_the_build_key_names_the_cpu_that_march_native_compiles_for(tmp_path):
+    """Brian2's standalone builds are compiled with -march=native into a cache the nodes share: a node of
+    another CPU (other instruction set extensions) gets a build of its own; the clock speed changes nothing."""
+    from snnbench.network.simulators.brian2.build_cache import cpu_target
+
+    def cpuinfo(name: str, flags: str, mhz: str) -> str:
+        block = f"processor\t: {{}}\nvendor_id\t: GenuineIntel\nmodel\t\t: 85\ncpu MHz\t\t: {mhz}\nflags\t\t: {flags}\n"
+        (tmp_path / name).write_text("\n".join(block.format(cpu) for cpu in range(2)))
+        return cpu_target(tmp_path / name)
+
+    avx512 = cpuinfo("a", "fpu sse2 avx2 avx512f", "2100.0")
+    assert cpuinfo("b", "fpu sse2 avx2 avx512f", "3400.5") == avx512
+    assert cpuinfo("c", "fpu sse2 avx2", "2100.0") != avx512
+    assert cpu_target(tmp_path / "missing") == platform.machine()

@@ -1,23 +1,17 @@
 # Each environment the workflow makes (a simulator build's, a named one's), once, in the per-user
 # cache shared by checkouts (<cache>/<key>, the key a hash of what defines the environment). Its
-# points depend on it; one that fails stops only its own points.
+# points depend on it; one that fails stops only its own points. Local: under SLURM the head makes
+# it before its points are submitted, so no compute node needs PyPI or a source's URL.
 rule build_environment:
     output:
         str(environments.made_marker("{key}")),
     log:
         "logs/build/{key}.log",
+    localrule: True
     conda:
         "../../envs/workflow.yaml"
     threads: 2
     resources:
-        mem_mb=4000,
-        runtime=120,
-        slurm_partition=get_build_slurm("partition"),
-        slurm_account=get_build_slurm("account"),
-        constraint=get_build_slurm("constraint"),
-        qos=get_build_slurm("qos"),
-        # The site's own flags; a build's job needs neither whole nodes nor one thread per core.
-        slurm_extra=get_build_slurm("extra"),
         # Not beside a running point (profiles cap point_slots): a build would take its cores.
         point_slots=1,
     params:

@@ -3,6 +3,7 @@
 # family (snnbench.families) expands it into points and answers for them.
 import errno
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from snakemake.logging import logger
 
 from snnbench import environments, jsonfile, paths, planning
 from snnbench.environments import builds
-from snnbench.planning import after_run, before_jobs, slurm_request
+from snnbench.planning import after_run, before_jobs, earlier_head, slurm_request
 from snnbench.records import inputs
 from snnbench.tables import summary as run_summary
 from snnbench.tables import onerror as tables_onerror  # `onerror` is Snakemake's: the handler (Workflow.onerror)
@@ -32,7 +33,11 @@ try:
     if workflow.is_main_process:
         # (workflow.dryrun is not yet known while the Snakefile is read; the output settings are.)
         dry_run = bool(workflow.output_settings and workflow.output_settings.dryrun)
-        for _line in before_jobs.prepare(CAMPAIGN, dry_run, before_jobs.CommandLine.of_this_process()):
+        _command = before_jobs.CommandLine.of_this_process()
+        if _command.executor == "slurm":  # first: a job of a head killed hard may still write its point
+            for _line in earlier_head.settle(Path.cwd(), dry_run, sys.argv):
+                logger.warning(_line)
+        for _line in before_jobs.prepare(CAMPAIGN, dry_run, _command):
             logger.warning(_line)
 except (planning.ConfigRefused, before_jobs.CannotRun) as error:
     raise WorkflowError(str(error))
@@ -154,16 +159,6 @@ def get_build(wildcards):
     # Only what defines the environment (its key): a param that changed with the names or experiments
     # using it would make Snakemake remake a shared environment.
     return CAMPAIGN.environments_to_make[wildcards.key]["content"]
-
-
-def get_build_slurm(key):
-    """A site setting for a build's job: its first experiment's, else the config's."""
-
-    def value(wildcards):
-        experiment = EXPERIMENTS[CAMPAIGN.environments_to_make[wildcards.key]["experiments"][0]]
-        return experiment.get("slurm", {}).get(key, config["slurm"].get(key))
-
-    return value
 
 
 def get_point_conda_env(wildcards):

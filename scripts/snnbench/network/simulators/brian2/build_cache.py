@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -50,6 +51,9 @@ def build_key(spec: dict, device: Device, versions: dict) -> str:
         # the binary needs no library from the environment, and a second checkout's regenerated
         # makefile leaves the compiled objects up to date (Brian2 rewrites only changed sources).
         "environment": environment_content(),
+        # Brian2 compiles with -march=native on the node that runs the point, and the cache is shared by
+        # the nodes of a cluster: a binary for one CPU may stop another with an illegal instruction.
+        "cpu": cpu_target(),
     }
     if spec.get("model_name", models.DEFAULT) != models.DEFAULT:  # another model with the same block: another build
         key["model_name"] = spec["model_name"]
@@ -64,6 +68,26 @@ def environment_content() -> str:
     # snnbench itself (editable, from the checkout) is not part of the generated code.
     installed = [item for item in installed if item[0] != "snnbench"]
     return hashlib.sha256(json.dumps(installed).encode()).hexdigest()[:16]
+
+
+# The lines of /proc/cpuinfo that say what -march=native compiles for (x86's, then Arm's).
+CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "flags")
+CPU_FIELDS += ("CPU implementer", "CPU architecture", "CPU variant", "CPU part", "Features")
+
+
+def cpu_target(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """A hash of the CPU's model and instruction set extensions (the first processor's), as GCC's
+    -march=native reads them; the machine type where /proc/cpuinfo is not readable."""
+    try:
+        first = cpuinfo.read_text().split("\n\n")[0]
+    except OSError:
+        return platform.machine()
+    fields = {}
+    for line in first.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in CPU_FIELDS:
+            fields[name.strip()] = value.strip()
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def cache_root() -> Path:
