@@ -6,9 +6,10 @@ hardly see and a group of runs shows. Registered as a simulator of its own:
 
     SNNBENCH_NETWORK_SIMULATORS="nest-slow-inhibition=snnbench.dev.slow_inhibition:SIMULATOR"
 
-Measured (6 runs against 6 NEST seeds, N = K = 0.1, 1 s): correlations up by 2.0-3.4 seed SDs in 4 of 8
-populations, rates within 9 %; inhibitory delays x 2 raised L2/3E's rate by 60 %, a tau_syn_in x 2 with
-inhibitory weights / 2 moved rates (L5I 4.5 SDs) and no correlation by 2 SDs.
+Measured (20 runs against 20 NEST seeds, N = K = 0.1, 1 s; docs/figures.md): correlations up 50-104 %, by
+1.6-2.9 seed SDs in 7 of 8 populations; rates within 3 % but L2/3E's (+8.7 %, 0.8 SDs); 3 of 20 runs flagged one
+by one, 20 of 20 groups of 10 said to differ. Tried and not taken: inhibitory delays x 2 (L2/3E's rate +60 %), and
+tau_syn_in x 2 with inhibitory weights / 2 (rates moved, L5I by 4.5 SDs; no correlation by 2 SDs).
 """
 
 from __future__ import annotations
