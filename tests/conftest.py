@@ -168,6 +168,38 @@ def module_tree(folder: Path) -> Path:
     return folder
 
 
+HIERARCHY = ["GCC/13", "OpenMPI/4", "NEST/3.9"]  # what a site's user loads, in order
+WITHDRAWN = "withdrawn: use OpenMPI/4"
+
+
+def module_hierarchy(root: Path, syntax: str, nest_bin: Path) -> dict:
+    """A module hierarchy as EasyBuild lays it out: Core/GCC/13 -> Compiler/GCC/13/{OpenMPI/4, ParaStationMPI/5,
+    BrokenMPI/1} -> MPI/GCC/13/OpenMPI/4/NEST/3.9, whose NEST is the Python in `nest_bin`; Lua modulefiles (Lmod)
+    or Tcl ones (Environment Modules). The folders by name."""
+    found = {
+        "core": root / "Core",
+        "compiler": root / "Compiler/GCC/13",
+        "openmpi": root / "MPI/GCC/13/OpenMPI/4",
+        "psmpi": root / "MPI/GCC/13/ParaStationMPI/5",
+    }
+    lua = syntax == "lua"
+    adds = 'prepend_path("MODULEPATH", "{}")\n' if lua else "#%Module\nprepend-path MODULEPATH {}\n"
+    files = {
+        found["core"] / "GCC/13": adds.format(found["compiler"]),
+        found["compiler"] / "OpenMPI/4": adds.format(found["openmpi"]),
+        found["compiler"] / "ParaStationMPI/5": adds.format(found["psmpi"]),
+        found["compiler"] / "BrokenMPI/1": f'LmodError("{WITHDRAWN}")\n' if lua else f'#%Module\nerror "{WITHDRAWN}"\n',
+        found["openmpi"] / "NEST/3.9": f'prepend_path("PATH", "{nest_bin}")\nsetenv("NEST_MODULE", "1")\n'
+        if lua
+        else f"#%Module\nprepend-path PATH {nest_bin}\nsetenv NEST_MODULE 1\n",
+    }
+    found["psmpi"].mkdir(parents=True)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.with_name(path.name + (".lua" if lua else "")).write_text(text)
+    return found
+
+
 # Environment Modules (the Tcl tool) beside Debian's Lmod, whose package conflicts with it: Debian's
 # package unpacked here, not installed (its modulecmd.tcl runs with Debian's tclsh8.6, package tcl).
 TOOLS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "snnbench" / "tools"

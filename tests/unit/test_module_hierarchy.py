@@ -11,40 +11,19 @@ import os
 import subprocess
 
 import pytest
-from conftest import REPO, VENV_BIN, config_problems, environment_modules, experiment
+from conftest import (
+    HIERARCHY,
+    REPO,
+    VENV_BIN,
+    WITHDRAWN,
+    config_problems,
+    environment_modules,
+    experiment,
+    module_hierarchy,
+)
 from snnbench import planning
 from snnbench.environments import builds
 from snnbench.machine import hardware, lmod, module_tools, modules
-
-LEVELS = ["GCC/13", "OpenMPI/4", "NEST/3.9"]
-WITHDRAWN = "withdrawn: use OpenMPI/4"
-
-
-def write_hierarchy(root, syntax: str) -> dict:
-    """Core/GCC/13 -> Compiler/GCC/13/{OpenMPI/4, ParaStationMPI/5, BrokenMPI/1} -> MPI/GCC/13/OpenMPI/4/NEST/3.9,
-    whose NEST is the .venv's (NEST 3.10 from PyPI); the folders by name."""
-    found = {
-        "core": root / "Core",
-        "compiler": root / "Compiler/GCC/13",
-        "openmpi": root / "MPI/GCC/13/OpenMPI/4",
-        "psmpi": root / "MPI/GCC/13/ParaStationMPI/5",
-    }
-    lua = syntax == "lua"
-    adds = 'prepend_path("MODULEPATH", "{}")\n' if lua else "#%Module\nprepend-path MODULEPATH {}\n"
-    files = {
-        found["core"] / "GCC/13": adds.format(found["compiler"]),
-        found["compiler"] / "OpenMPI/4": adds.format(found["openmpi"]),
-        found["compiler"] / "ParaStationMPI/5": adds.format(found["psmpi"]),
-        found["compiler"] / "BrokenMPI/1": f'LmodError("{WITHDRAWN}")\n' if lua else f'#%Module\nerror "{WITHDRAWN}"\n',
-        found["openmpi"] / "NEST/3.9": f'prepend_path("PATH", "{VENV_BIN}")\nsetenv("NEST_MODULE", "1")\n'
-        if lua
-        else f"#%Module\nprepend-path PATH {VENV_BIN}\nsetenv NEST_MODULE 1\n",
-    }
-    found["psmpi"].mkdir(parents=True)
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.with_name(path.name + (".lua" if lua else "")).write_text(text)
-    return found
 
 
 @pytest.fixture(params=["lmod", "environment-modules"])
@@ -63,7 +42,7 @@ def tool(request, monkeypatch) -> modules.Tool:
 
 @pytest.fixture
 def tree(tool, tmp_path) -> dict:
-    return write_hierarchy(tmp_path / "modules", "lua" if tool is lmod.LMOD else "tcl")
+    return module_hierarchy(tmp_path / "modules", "lua" if tool is lmod.LMOD else "tcl", VENV_BIN)
 
 
 def site(tree, modules_: list[str]) -> dict:
@@ -71,7 +50,7 @@ def site(tree, modules_: list[str]) -> dict:
 
 
 def test_a_hierarchy_is_checked_in_the_order_it_loads(tree):
-    assert config_problems(experiment(builds=site(tree, LEVELS))) == []
+    assert config_problems(experiment(builds=site(tree, HIERARCHY))) == []
     assert config_problems(experiment(builds=site(tree, ["GCC/13", "ParaStationMPI/5"]))) == []
 
 
@@ -99,14 +78,14 @@ def test_a_module_that_fails_to_load_is_named_with_the_tools_words(tree):
 
 
 def test_loading_a_hierarchy_records_it_and_its_nest_imports(tool, tree):
-    build = builds.point_build("nest", "nest-simulator", "site", site(tree, LEVELS)["site"])
+    build = builds.point_build("nest", "nest-simulator", "site", site(tree, HIERARCHY)["site"])
     environ, loaded = module_tools.load(build)
     assert set(loaded) == {"tool", "module_list", "loaded", "files", "modulepath", tool.version_key, "load_s"}
     assert loaded["tool"] == tool.key and loaded[tool.version_key][0].isdigit()
-    assert loaded["loaded"] == loaded["module_list"] == LEVELS
+    assert loaded["loaded"] == loaded["module_list"] == HIERARCHY
     extension = ".lua" if tool is lmod.LMOD else ""
     homes = [tree["core"], tree["compiler"], tree["openmpi"]]
-    assert loaded["files"] == [f"{home / name}{extension}" for home, name in zip(homes, LEVELS, strict=True)]
+    assert loaded["files"] == [f"{home / name}{extension}" for home, name in zip(homes, HIERARCHY, strict=True)]
     assert loaded["modulepath"] == f"{tree['openmpi']}:{tree['compiler']}:{tree['core']}"
     assert environ["NEST_MODULE"] == "1" and modules.python(environ) == str(VENV_BIN / "python3")
     version = "import nest; print(nest.__version__)"
@@ -119,14 +98,14 @@ def test_loading_a_hierarchy_records_it_and_its_nest_imports(tool, tree):
 def test_the_points_module_list_is_the_tools(tool, tree, monkeypatch):
     """The hardware record's `module list`, in a process started with the modules loaded: `module`
     defined from the tool's command (the point inherits variables, not the shell's function)."""
-    environ, _ = module_tools.load(builds.point_build("nest", "nest-simulator", "site", site(tree, LEVELS)["site"]))
+    environ, _ = module_tools.load(builds.point_build("nest", "nest-simulator", "site", site(tree, HIERARCHY)["site"]))
     for name in set(os.environ) - set(environ):
         monkeypatch.delenv(name)
     for name, value in environ.items():
         if not name.startswith("BASH_FUNC_"):
             monkeypatch.setenv(name, value)
     listed = hardware.loaded_modules()
-    assert all(module in listed for module in LEVELS), listed
+    assert all(module in listed for module in HIERARCHY), listed
 
 
 def test_the_tool_is_the_one_set_up_else_the_one_installed(tmp_path, monkeypatch):
