@@ -23,8 +23,8 @@ endif
 pip_pins = $(shell sed -n '/\# no-deps/!s/^ *- \([A-Za-z0-9_.-]*==[^ ]*\).*/\1/p' $(1) | sort -u)
 
 .PHONY: env sources hwloc lmod chromium training-envs run run-training run-data bench-data bench-training-memory bench-training-memory-conv report archive crate regression compare-builds test lint format bench \
-	history-add dashboard bench-history \
-	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean help
+	history-add dashboard bench-history bench-history-noise \
+	bench-analysis bench-planning bench-slurm bench-pynn bench-brian2 bench-full-scale bench-hpc bench-hpc-growth bench-mam bench-binding bench-toolchain-build bench-validation bench-gpu prepare-gpu check-config rerun rerun-failed clean help
 
 ## env: .venv with the workflow, NEST, PyNN and the tests (the pins of envs/workflow, nest, pynn-nest and dev.yaml)
 env: $(VENV)/.installed
@@ -142,6 +142,13 @@ bench-history: env
 	$(MAKE) history-add
 	$(VENV)/bin/python -m snnbench.results.history show $(HISTORY_PLACE)
 	$(MAKE) dashboard
+
+## bench-history-noise: 8 runs of unchanged code (PD14 N = 0.05, K = 0.1, 3 seeds, 1 thread), a CPU burner pinned to
+## the points' CPUs in every second one, then 3 runs whose simulate does 15 % more work, each added to one fresh
+## history as the next commit and gated; then the steps found on unchanged code and at the slowdown, in wall and CPU
+## time (docs/results.md; ~20 min on 2 cores; ARGS=--out DIR keeps it there, ARGS=--report DIR prints it again)
+bench-history-noise: env
+	$(VENV)/bin/python -m snnbench.dev.bench_history_noise $(ARGS)
 
 ## compare-builds: two builds of one run side by side (ratios per phase with their spread over seeds), e.g.
 ## make compare-builds BASELINE=nest-3.9 CURRENT=nest-3.10.0 [TABLE=results/nest-builds/points.csv] [TOLERANCE=0.1]

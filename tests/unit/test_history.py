@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import BOUNDS
 from snnbench.dev import synthetic
-from snnbench.results import archive, dashboard, dashboard_pages, gate, history
+from snnbench.results import archive, dashboard, dashboard_pages, gate, history, steps
 from snnbench.tables import collect
 from snnbench.tables.frames import write_table
 from test_figures import TOLERANCE
@@ -123,23 +123,32 @@ def with_hardware(paths: dict, cpus: int, kernel: str) -> None:
         (path.parent / "hardware" / "node1.json").write_text(json.dumps({**facts, "memory": {"total_mb": 24000}}))
 
 
-def test_the_hardware_record_is_a_column_along_the_series_and_its_changes_are_shown(tmp_path):
+def test_a_series_is_keyed_by_the_machine_name_and_its_hardware(tmp_path, capsys):
+    """One machine name, two hardware digests (a kernel update keeps the digest, twice the CPUs change it): two
+    series, so the slower runs on the other hardware are neither a step nor a slowdown of the first hardware's."""
     store = tmp_path / "store"
-    runs = [("a", 2, "6.1", "2026-01-01"), ("b", 2, "6.12", "2026-02-01"), ("c", 4, "6.12", "2026-03-01")]
-    for seed, (commit, cpus, kernel, started) in enumerate(runs, start=1):
-        with_hardware(write_run(tmp_path / commit, seed=seed, commit=commit * 40, started=started), cpus, kernel)
-        history.add(tmp_path / commit, store)
+    runs = [("a", 2, "6.1", 1.0), ("b", 2, "6.12", 1.0), ("c", 4, "6.12", 1.5), ("d", 4, "6.12", 1.5)]
+    for seed, (commit, cpus, kernel, slow) in enumerate(runs, start=1):
+        run = write_run(tmp_path / commit, seed=seed, slow=slow, commit=commit * 40, started=f"2026-0{seed}-01")
+        with_hardware(run, cpus, kernel)
+        if commit != "d":  # d: the current run, gated below
+            history.add(tmp_path / commit, store)
     past = history.read(store)
-    assert "hardware" not in history.SERIES_KEYS and "hardware" in history.ALONG
-    assert len(past) == 18 and past["series"].nunique() == 2  # 2 shapes: neither a kernel nor the CPUs start one
+    assert "hardware" in history.SERIES_KEYS and "hardware" not in history.ALONG
     by_run = past.groupby("git_commit")["hardware"].agg(set)
-    assert by_run[["a" * 40, "b" * 40]].map(len).eq(1).all() and by_run["a" * 40] == by_run["b" * 40]  # a kernel
-    assert by_run["c" * 40] != by_run["a" * 40]  # twice the CPUs: another hardware, the same series
-    assert len(list(store.glob("*/hardware/*.json.gz"))) == 2
-    for _, points in past.groupby("series"):
-        changes = dashboard_pages.hardware_changes(points)
-        assert list(changes["commit"]) == ["c" * 40] and changes["date"].iloc[0].startswith("2026-03-01")
-        assert list(changes["before"]) == list(by_run["a" * 40]) and list(changes["after"]) == list(by_run["c" * 40])
-        page = dashboard.series_page(points, pd.DataFrame(columns=["metric", "axis"]))
-        assert "<h2>Hardware changes</h2>" in page and page.count("<tr class='hw'>") == 1
-        assert "hardware changed" in page  # the dotted line's label on the commit date plots
+    assert by_run["a" * 40] == by_run["b" * 40] != by_run["c" * 40]  # a kernel: the same hardware; CPUs: another
+    assert past["series"].nunique() == 4  # 2 shapes x 2 hardware digests of one machine name
+    assert past.groupby("series")["hardware"].nunique().eq(1).all()
+    assert steps.all_steps(past, ["time_simulate_s", "cpu_simulate_s"]).empty  # x1.5 on other hardware: no step
+    table = tmp_path / "d" / "results" / "history" / "points.csv"
+    current = gate.current_points(pd.read_csv(table), table)
+    assert set(current["series"]) == set(past.loc[past["git_commit"] == "c" * 40, "series"])  # d finds c's series
+    assert gate.main([str(table), "--history", str(store)]) == 0  # c, not a or b, is d's reference: no slowdown
+    assert "none slower" in capsys.readouterr().out
+    others = dashboard_pages.other_hardware(past)
+    for series, points in past.groupby("series"):
+        (other,) = others[series].itertuples()  # the same shape on the other hardware
+        assert other.hardware != points["hardware"].iloc[0] and other.points == (past["series"] == other.series).sum()
+        page = dashboard.series_page(points, pd.DataFrame(columns=["metric", "axis"]), others[series])
+        assert "<h2>Hardware</h2>" in page and f"href='{other.series}.html'" in page
+        assert f"(hardware {points['hardware'].iloc[0][:8]})" in page  # in the title: which hardware this is

@@ -8,7 +8,7 @@ The site (open index.html in a browser, or copy the folder anywhere):
     index.html             every series, filtered by machine, model, simulator and version; the steps found
     series/<series>.html   RTF, each phase's time and the memory against simulator version and against snnbench
                            commit date, every seed a point, the median per position a line, the steps found marked,
-                           and where the hardware record changed along the series (dotted, and a table)
+                           and the series of the same benchmark on the machine's name with other hardware
     records/<digest>.json  each point's record, as kept by the history: every value links to its record
     plotly.min.js          Plotly's JavaScript as the plotly package bundles it, once for every page (no CDN)
 
@@ -50,7 +50,9 @@ def series_title(row: pd.Series) -> str:
     shape = f"{row['nodes']}x{row['ranks_per_node']}x{row['threads_per_rank']}"
     size = f"N={row['neuron_scale']} K={row['indegree_scale']}" if row["neuron_scale"] else row["network_description"]
     timing = f"{row['t_presim_ms']}+{row['t_sim_ms']} ms" if row["t_sim_ms"] else ""
-    parts = [row["model_name"], row["simulator"], size, row["input"], timing, shape, "on " + (row["machine"] or "?")]
+    hardware = row["hardware"] if isinstance(row["hardware"], str) else ""
+    machine = f"on {row['machine'] or '?'}" + (f" (hardware {hardware[:8]})" if hardware else "")
+    parts = [row["model_name"], row["simulator"], size, row["input"], timing, shape, machine]
     return " ".join(str(p) for p in parts if p)
 
 
@@ -105,7 +107,6 @@ def metric_figure(points: pd.DataFrame, metric: str, found: pd.DataFrame) -> go.
             go.Scatter(x=line["date"], y=line["y"], mode="lines+markers", name=name, hoverinfo="skip"), row=1, col=2
         )
     _mark_steps(figure, found, order, by_date)
-    _mark_hardware(figure, dashboard_pages.hardware_changes(points))
     figure.update_xaxes(type="category", categoryorder="array", categoryarray=order, row=1, col=1)
     figure.update_layout(  # no template: Plotly's own would be written into every plot of every page
         title=PLOTTED[metric],
@@ -136,20 +137,8 @@ def _mark_steps(figure: go.Figure, found: pd.DataFrame, order: list[str], by_dat
         )
 
 
-def _mark_hardware(figure: go.Figure, changes: pd.DataFrame) -> None:
-    """A dotted grey line at the date the hardware record changed (on the commit date plot)."""
-    for change in changes.itertuples():
-        x = pd.to_datetime(change.date, utc=True, errors="coerce")
-        if pd.isna(x):
-            continue
-        figure.add_vline(x=x, line_dash="dot", line_color="#7f7f7f", row=1, col=2)
-        figure.add_annotation(
-            x=x, y=0, yref="y domain", text="hardware changed", showarrow=False, font={"color": "#7f7f7f"}, row=1, col=2
-        )
-
-
-def series_page(points: pd.DataFrame, found: pd.DataFrame) -> str:
-    """The HTML of one series' page."""
+def series_page(points: pd.DataFrame, found: pd.DataFrame, others: pd.DataFrame | None = None) -> str:
+    """The HTML of one series' page (others: the series of the same benchmark on other hardware)."""
     plots = []
     for metric in PLOTTED:
         if steps.measured(points, metric).empty:
@@ -158,7 +147,8 @@ def series_page(points: pd.DataFrame, found: pd.DataFrame) -> str:
         plots.append(
             pio.to_html(figure, full_html=False, include_plotlyjs=False, post_script=CLICK_OPENS_RECORD, div_id=metric)
         )
-    return dashboard_pages.series_page(series_title(points.iloc[0]), plots, found, points, list(PLOTTED))
+    others = others if others is not None else dashboard_pages.other_hardware(points)[points["series"].iloc[0]]
+    return dashboard_pages.series_page(series_title(points.iloc[0]), plots, found, points, list(PLOTTED), others)
 
 
 def build(root: Path, out: Path, past: pd.DataFrame | None = None) -> dict:
@@ -174,8 +164,9 @@ def build(root: Path, out: Path, past: pd.DataFrame | None = None) -> dict:
     (out / "plotly.min.js").write_text(plotly.offline.get_plotlyjs())
     for sha, record_file in zip(past["record_sha"], past["record_file"], strict=True):
         (out / "records" / f"{sha}.json").write_bytes(history.record(root, record_file))
+    others = dashboard_pages.other_hardware(past)
     for series, points in past.groupby("series", sort=False):
-        page = series_page(points, found[found["series"] == series])
+        page = series_page(points, found[found["series"] == series], others[series])
         (out / "series" / f"{series}.html").write_text(page)
     titles = {series: series_title(points.iloc[0]) for series, points in past.groupby("series", sort=False)}
     (out / "index.html").write_text(dashboard_pages.index_page(past, found, titles, str(root)))

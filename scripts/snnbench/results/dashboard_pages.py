@@ -8,7 +8,7 @@ import html
 
 import pandas as pd
 
-from snnbench.results import steps
+from snnbench.results import history, steps
 
 STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1400px}table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}td.t{text-align:left}
@@ -87,41 +87,44 @@ def points_table(points: pd.DataFrame, metrics: list[str]) -> str:
     return f"<table class='points'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def hardware_changes(points: pd.DataFrame) -> pd.DataFrame:
-    """Where the hardware record changed along a series (it is a column, not part of the series' key): each run,
-    ordered by date, whose hardware (the digests of its points' nodes) differs from the run before it that had one;
-    with the run's first date, version and commit, and the hardware before and after."""
-    columns = ["date", "version", "commit", "before", "after"]
-    known = points[points["hardware"].fillna("") != ""].sort_values(["started_utc", "seed"], kind="stable")
-    changes, previous = [], None
-    for _, run in known.groupby("run", sort=False):  # runs in the order of their first point
-        hardware = "+".join(sorted(set(run["hardware"])))
-        if previous is not None and hardware != previous:
-            first = run.iloc[0]
-            changes.append([first["started_utc"], first["simulator_version"], first["git_commit"], previous, hardware])
-        previous = hardware
-    return pd.DataFrame(changes, columns=columns)
-
-
-def hardware_table(changes: pd.DataFrame, points: pd.DataFrame) -> str:
-    kinds = points["hardware"].fillna("").replace("", pd.NA).dropna().nunique()
-    if changes.empty:
-        return f"<p>The hardware record did not change along this series ({kinds} hardware digest(s)).</p>"
-    head = "<tr><th>from</th><th>version</th><th>commit</th><th>hardware before</th><th>after</th></tr>"
-    rows = "".join(
-        f"<tr class='hw'><td class='t'>{html.escape(c.date)}</td><td class='t'>{html.escape(c.version)}</td>"
-        f"<td class='t'>{html.escape(c.commit[:10])}</td><td class='t'>{html.escape(c.before)}</td>"
-        f"<td class='t'>{html.escape(c.after)}</td></tr>"
-        for c in changes.itertuples()
+def other_hardware(past: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per series, the series of the same benchmark on a machine of the same name with other hardware (a node
+    whose CPUs or memory changed, two hosts of one name; the hardware digest is part of a series' key): each with
+    its hardware digest, its first and last date and its points."""
+    benchmark = (
+        past[[k for k in history.SERIES_KEYS if k != "hardware"]].astype("string").fillna("").agg("|".join, axis=1)
     )
-    about = "<p>Each node's CPUs, topology and total memory, from the points' hardware records (dotted on the plots)."
-    return f"{about}</p><table id='hardware'><thead>{head}</thead><tbody>{rows}</tbody></table>"
+    kinds = past.assign(benchmark=benchmark).groupby(["benchmark", "series"], sort=False)
+    table = kinds.agg(hardware=("hardware", "first"), first=("started_utc", "min"), last=("started_utc", "max"))
+    table = table.assign(points=kinds.size()).reset_index().sort_values("first")
+    return {
+        row.series: table[(table["benchmark"] == row.benchmark) & (table["series"] != row.series)]
+        for row in table.itertuples()
+    }
 
 
-def series_page(title: str, plots: list[str], found: pd.DataFrame, points: pd.DataFrame, metrics: list[str]) -> str:
+def hardware_table(others: pd.DataFrame, points: pd.DataFrame) -> str:
+    hardware = str(points["hardware"].iloc[0] or "none recorded")
+    mine = f"<p>Hardware digest {html.escape(hardware[:8])} (each node's CPUs, topology and total memory)."
+    if others.empty:
+        return f"{mine} The same benchmark on this machine's name with other hardware: none.</p>"
+    head = "<tr><th>series</th><th>hardware</th><th>first</th><th>last</th><th>points</th></tr>"
+    rows = "".join(
+        f"<tr class='hw'><td class='t'><a href='{o.series}.html'>{html.escape(o.series)}</a></td>"
+        f"<td class='t'>{html.escape(str(o.hardware)[:8] or 'none recorded')}</td>"
+        f"<td class='t'>{html.escape(o.first)}</td><td class='t'>{html.escape(o.last)}</td><td>{o.points}</td></tr>"
+        for o in others.itertuples()
+    )
+    about = f"{mine} The same benchmark on this machine's name with other hardware, series of their own:</p>"
+    return f"{about}<table id='hardware'><thead>{head}</thead><tbody>{rows}</tbody></table>"
+
+
+def series_page(
+    title: str, plots: list[str], found: pd.DataFrame, points: pd.DataFrame, metrics: list[str], others: pd.DataFrame
+) -> str:
     body = f"<p><a href='../index.html'>all series</a></p><h1>{html.escape(title)}</h1>"
     body += "<h2>Steps found</h2>" + steps_table(found)
-    body += "<h2>Hardware changes</h2>" + hardware_table(hardware_changes(points), points)
+    body += "<h2>Hardware</h2>" + hardware_table(others, points)
     body += "<h2>Plots</h2><p>Each dot is one seed; click one to open its record.</p>"
     body += "".join(f"<div class='plot'>{plot}</div>" for plot in plots)
     body += "<h2>Points</h2>" + points_table(points, metrics)
@@ -136,13 +139,13 @@ def _options(name: str, values) -> str:
 
 def index_page(past: pd.DataFrame, found: pd.DataFrame, titles: dict[str, str], root: str) -> str:
     """Every series with its machine, model, simulator and versions (filters), its points and its steps."""
-    rows, versions = [], set()
+    rows, versions, others = [], set(), other_hardware(past)
     for series, points in past.groupby("series", sort=False):
         first = points.iloc[0]
         known = sorted(set(points["simulator_version"]) - {""}, key=steps.version_order)
         versions.update(known)
         count = int((found["series"] == series).sum())
-        changed = len(hardware_changes(points))
+        changed = len(others[series])
         rtf = points.loc[points["valid"], "real_time_factor"].median()
         attributes = {name: first[column] for name, column in FILTERS.items()} | {"versions": " ".join(known)}
         data = " ".join(f"data-{name}='{html.escape(value)}'" for name, value in attributes.items())
@@ -155,7 +158,7 @@ def index_page(past: pd.DataFrame, found: pd.DataFrame, titles: dict[str, str], 
     filters = "".join(_options(name, past[column]) for name, column in FILTERS.items())
     filters += _options("versions", versions)
     head = "<tr><th>series</th><th>simulator versions</th><th>commits</th><th>points</th><th>median RTF</th>"
-    head += "<th>steps</th><th>hardware changes</th></tr>"
+    head += "<th>steps</th><th>same benchmark, other hardware</th></tr>"
     body = f"<h1>snnbench history</h1><p>{len(past)} points of {len(titles)} series from {html.escape(root)}.</p>"
     body += f"<p>{filters}</p><table id='series'><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
     body += "<h2>Steps found</h2>" + steps_table(found, titles) + f"<script>{FILTER_SCRIPT}</script>"

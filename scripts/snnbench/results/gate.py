@@ -5,8 +5,9 @@
     make regression HISTORY=default|DIR [CURRENT=results/points.csv] [LAST=N] [SINCE=...] [UNTIL=...] [VERSION=...]
         [CONFIG=FILE]
 
-Each current point is compared with the points of its series (the same benchmark on the same machine,
-snnbench.results.history.SERIES_KEYS) in the history, its own records left out (a run already added is not its
+Each current point is compared with the points of its series (the same benchmark on the same machine: its
+name and its hardware digest, from the hardware record beside the point's record; snnbench.results.history.
+SERIES_KEYS) in the history, its own records left out (a run already added is not its
 own reference). The reference is chosen along the series: the last N runs (default 5), the points of a date
 range, or those of one simulator version. The comparison is the regression view's (snnbench.results.regression):
 medians over seeds, a slowdown is a ratio beyond the tolerance with every current seed slower than every
@@ -108,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    points = read_points(args.current)
-    current = history.normalised(points).assign(record_sha=record_digests(points, Path(args.current)))
+    current = current_points(read_points(args.current), Path(args.current))
     last = args.last or (None if args.since or args.until or args.version else DEFAULT_LAST)
     selection = {"last": last, "since": args.since, "until": args.until, "version": args.version}
     ratios, unreferenced = check(past, current, args.tolerance, tolerances, args.metrics, **selection)
@@ -122,15 +122,30 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if ratios["slowdown"].fillna(False).astype(bool).any() else 0
 
 
-def record_digests(points: pd.DataFrame, table: Path) -> list[str]:
-    """Each current point's record digest ('' where its record is found neither beside the table nor from the
-    working directory)."""
+def current_points(points: pd.DataFrame, table: Path) -> pd.DataFrame:
+    """The current run's points as the history keeps them: normalised, each with its record's digest and its
+    hardware digest (as `history add` would give them, so that they find their series), '' where no record."""
+    found = record_files(points, table)
+    bodies = [path.read_bytes() if path else b"" for path in found]
+    hardware = [history.hardware_of(path, body)[0] if path else "" for path, body in zip(found, bodies, strict=True)]
+    frame = history.normalised(points).assign(hardware=pd.array(hardware, dtype="string"))
+    shas = [history.digest(body) if path else "" for path, body in zip(found, bodies, strict=True)]
+    return frame.assign(record_sha=shas, series=history.series_ids(frame))
+
+
+def record_files(points: pd.DataFrame, table: Path) -> list[Path | None]:
+    """Each current point's record (None where it is found neither beside the table nor from the working
+    directory)."""
     bases = [*Path(table).resolve().parents[:3], Path.cwd()]  # beside the table first: its own records
-    digests = []
-    for path in points["path"].astype(str):
-        found = next((b / path / "record.json" for b in bases if (b / path / "record.json").is_file()), None)
-        digests.append(history.digest(found.read_bytes()) if found else "")
-    return digests
+    return [
+        next((b / path / "record.json" for b in bases if (b / path / "record.json").is_file()), None)
+        for path in points["path"].astype(str)
+    ]
+
+
+def record_digests(points: pd.DataFrame, table: Path) -> list[str]:
+    """Each current point's record digest ('' where its record is not found)."""
+    return [history.digest(path.read_bytes()) if path else "" for path in record_files(points, table)]
 
 
 def _selection(last, since, until, version) -> str:

@@ -14,10 +14,12 @@ named by its content digest:
 
 A point is its record: a record already in the history (same content digest) is never added again, so adding the
 same run twice changes nothing, and files of several machines or people merge by copying (no two runs share a
-name). Series are keyed by the benchmark's parameters and the machine (SERIES_KEYS); the simulator's version and
-build, snnbench's commit, the point's identity digest (the record's benchmark_hash), the seed, the date and the
-hardware (a digest of each node's CPUs, topology and total memory from its hardware record) are columns along a
-series (ALONG), so a new version or commit continues its series instead of starting one.
+name). Series are keyed by the benchmark's parameters, the machine's name and its hardware (a digest of each
+node's CPUs, topology and total memory from its hardware record) (SERIES_KEYS): two hosts that share a name, or a
+machine whose hardware changed, are two series. The simulator's version and build, snnbench's commit, the point's
+identity digest (the record's benchmark_hash), the seed and the date are columns along a series (ALONG), so a new
+version or commit continues its series instead of starting one. A series' id is computed when the history is read
+(series_ids), so tables added before a key was added join their series.
 
 Adds into one history take turns (history_files.locked), so that two at once add no point twice. A table
 that does not read (cut short by a full disk or a killed copy) is named in one line: `add` sets it aside
@@ -49,9 +51,12 @@ from snnbench.tables.frames import read_points
 
 # The memory lstopo prints on its Machine and NUMA node lines (it varies from run to run on a VM); caches stay.
 NODE_MEMORY = re.compile(r"(Machine|NUMANode L#\d+) \((?:P#\d+ )?[\d.]+[KMGT]?B(?: total)?\)")
-# What a series is: the benchmark's parameters (model, size, input, durations, simulator, shape) and the machine.
+# What a series is: the benchmark's parameters (model, size, input, durations, simulator, shape) and the machine:
+# its name and its hardware digest ('' where the record has no hardware record), since a name alone can stand for
+# two hosts (a reinstalled node, two clusters' `login1`) whose times are not one series.
 SERIES_KEYS = [
     "machine",
+    "hardware",
     "model_name",
     "simulator",
     "neuron_scale",
@@ -80,7 +85,6 @@ ALONG = [
     "disturbed",
     "host",
     "cpu_model",
-    "hardware",
     "path",
 ]
 METRICS = [
@@ -109,9 +113,15 @@ def normalised(points: pd.DataFrame) -> pd.DataFrame:
         frame[column] = pd.to_numeric(points[column], errors="coerce") if column in points else float("nan")
     frame["valid"] = frame["valid"].str.lower().eq("true")
     frame["disturbed"] = frame["disturbed"].str.lower().map({"true": True, "false": False})  # missing: not judged
-    keys = ["|".join(row) for row in frame[SERIES_KEYS].itertuples(index=False)]  # (agg on no rows: a frame)
-    frame["series"] = pd.Series([digest(k) for k in keys], index=frame.index, dtype="string")
+    frame["series"] = series_ids(frame)
     return frame
+
+
+def series_ids(frame: pd.DataFrame) -> pd.Series:
+    """Each point's series: a digest of its SERIES_KEYS as text (the one place a series' id is made)."""
+    keys = frame[SERIES_KEYS].astype("string").fillna("")
+    joined = ["|".join(row) for row in keys.itertuples(index=False)]  # (agg on no rows: a frame)
+    return pd.Series([digest(k) for k in joined], index=frame.index, dtype="string")
 
 
 def _text(value) -> str:
@@ -183,8 +193,8 @@ def points_of(folder: Path, source: str) -> tuple[pd.DataFrame, dict[str, bytes]
             records[shas[-1]] = body
             machines.append(hardware_of(path, body))
             records.update({f"hardware/{node}": facts for node, facts in machines[-1][1].items()})
-        hardware = pd.array([key for key, _ in machines], dtype="string")
-        rows.append(frame.assign(record_sha=pd.array(shas, dtype="string"), hardware=hardware))
+        frame = frame.assign(record_sha=pd.array(shas, dtype="string"), hardware=[key for key, _ in machines])
+        rows.append(frame.assign(hardware=frame["hardware"].astype("string"), series=series_ids(frame)))
     frame = pd.concat(rows, ignore_index=True).drop_duplicates("record_sha")
     return frame.assign(source=source), records
 
@@ -202,6 +212,7 @@ def read_checked(root: Path | None = None, columns: list[str] | None = None) -> 
     frame = pd.concat(frames, ignore_index=True)
     if columns is None:
         frame = frame.sort_values(["started_utc", "seed"], kind="stable", ignore_index=True)
+        frame["series"] = series_ids(frame)  # as SERIES_KEYS say now, whatever they said when a table was added
     return frame, damaged
 
 
@@ -294,7 +305,8 @@ def by_version(frame: pd.DataFrame) -> pd.DataFrame:
     """Per series and simulator version (and build) of valid points: seeds, commits, and the median and standard
     deviation over seeds of the RTF and the simulate time."""
     valid = frame[frame["valid"].astype(bool)]
-    keys = ["machine", "model_name", "simulator", "neuron_scale", "threads_per_rank", "simulator_version", "build"]
+    keys = ["machine", "hardware", "model_name", "simulator", "neuron_scale", "threads_per_rank"]
+    keys += ["simulator_version", "build"]
     grouped = valid.groupby(keys, sort=True)
     table = grouped.agg(seeds=("seed", "size"), commits=("git_commit", "nunique"))
     for metric, name in (("real_time_factor", "rtf"), ("time_simulate_s", "simulate_s")):
@@ -309,7 +321,8 @@ def summary(root: Path, frame: pd.DataFrame) -> str:
     nodes = list(Path(root).glob("*/hardware/*.json.gz"))
     return (
         f"{root}: {len(frame)} points in {frame['series'].nunique()} series of "
-        f"{frame['machine'].nunique()} machine(s), {len(files)} run tables, {len(records)} records, "
+        f"{len(frame.drop_duplicates(['machine', 'hardware']))} machine(s) (name and hardware), "
+        f"{len(files)} run tables, {len(records)} records, "
         f"{len(nodes)} hardware records"
     )
 
@@ -330,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         for source in args.sources or [Path("results")]:
             try:
                 written = add(source, place.root)
-            except NothingFound as nothing:  # the other sources are still added
+            except (NothingFound, archive.ArchiveError) as nothing:  # the other sources are still added
                 print(nothing, file=sys.stderr)
                 code = 2
                 continue
