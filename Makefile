@@ -283,6 +283,12 @@ bench-mam: env
 bench-binding: env
 	$(VENV)/bin/python -m snnbench.dev.bench_binding $(ARGS)
 
+## bench-toolchain-build: NEST with MPI (the nest-mpi environment) built once through a site's toolchain, an Lmod module
+## whose mpicc/mpicxx log their calls and exec the system's (no dpkg check); prints the make time and CMake's MPI lines
+## (snnbench.dev.bench_toolchain, docs/builds.md; ~15 min on 2 cores; ARGS=--out DIR for its module tree and log)
+bench-toolchain-build: env lmod
+	$(VENV)/bin/python -m snnbench.dev.bench_toolchain $(ARGS)
+
 ## bench-validation: validation's measured error rates (docs/figures.md): for PD14 at N = K = 0.1 a reference ensemble
 ## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
 ## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);

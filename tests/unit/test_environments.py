@@ -48,7 +48,7 @@ def test_the_key_follows_what_defines_the_environment(envs):
 def test_the_key_holds_no_checkout_path_and_the_install_script():
     defined = environments.definition("nest-mpi")
     assert str(paths.REPO) not in repr(defined)
-    assert defined["script"] == "scripts/install_nest_mpi.sh" and len(defined["script_sha256"]) == 16
+    assert defined["script"] == "scripts/snnbench/environments/nest_mpi.py" and len(defined["script_sha256"]) == 16
     assert environments.definition("brian2")["script"] is None
 
 

@@ -33,8 +33,9 @@ CACHE_ENV = "SNNBENCH_ENV_CACHE"
 EXTRA_VARIABLE = "SNNBENCH_ENVIRONMENTS"
 # Environments that `make env` installs together into .venv.
 MAIN = ("workflow", "nest", "pynn-nest", "dev")
-# Environments with a step after pip: the script, called with the environment's folder.
-INSTALL_SCRIPTS = {"nest-mpi": "scripts/install_nest_mpi.sh"}
+# Environments with a step after pip: the script, called with the environment's folder (a .py file in this
+# interpreter). What it compiles takes the site's toolchain, $SNNBENCH_TOOLCHAIN (snnbench.environments.toolchain).
+INSTALL_SCRIPTS = {"nest-mpi": "scripts/snnbench/environments/nest_mpi.py"}
 # A source built in place (`# source: <name> make`) is kept in the environment as <prefix>/<TREE>.
 TREE = "source-tree"
 _PIN = re.compile(r"^\s*-\s*([A-Za-z0-9_.\[\]-]+==[^\s#]+)")
@@ -102,11 +103,14 @@ def definition(env: str) -> dict:
     """What defines environment `env`, nothing about where it is used: the content of its cache key."""
     script = INSTALL_SCRIPTS.get(env)
     # (imported here: `python -m snnbench.environments.sources` must not find it imported by its package)
-    from snnbench.environments import sources
+    from snnbench.environments import sources, toolchain
 
     source = sources.source_line(_lines(env), str(shown(file(env))))
     # Only environments with a source have the key (the others' keys, and caches, stay as they were).
     extra = {"third_party": {**source, "cuda": cuda_toolkit()}} if source else {}
+    site = toolchain.of_site() if script else None
+    if site:  # another MPI is another environment; without one the key stays as it was
+        extra["toolchain"] = site
     return {
         "environment": env,
         "python": python_version(env),

@@ -28,12 +28,12 @@ import tomllib
 from pathlib import Path
 
 from snnbench import environments
-from snnbench.environments import sources
+from snnbench.environments import sources, toolchain
 from snnbench.machine import module_tools, modules
 from snnbench.paths import REPO
 
 # Tools a source build needs beside the environment's pins (built without isolation, so that CMake
-# finds the environment's numpy and, with MPI, mpi4py); as in scripts/install_nest_mpi.sh.
+# finds the environment's numpy and, with MPI, mpi4py); as in snnbench.environments.nest_mpi.
 SOURCE_BUILD_TOOLS = ("scikit-build-core==1.1.2", "cython==3.3.1", "setuptools==84.2.1", "wheel==0.45.1")
 # CMake's own install of a release tree before 3.10 (source_recipe): its pynestkernel.pyx still names Python 2's
 # `long`, which Cython 3.1 removed ("undeclared name not builtin: long"), so the last Cython 3.0.
@@ -68,7 +68,7 @@ def requirements(environment: str, package: str, build: dict) -> list[str]:
     if "pip" in build:
         return sorted([*kept, build["pip"]])
     extra = list(SOURCE_BUILD_TOOLS if recipe(build) == "wheel" else CMAKE_INSTALL_TOOLS)
-    if cmake_options(build).get("with-mpi", "OFF").upper() not in ("OFF", "NO", "FALSE", "0"):
+    if enabled(build, "with-mpi"):
         extra += [p for p in environments.pins(MPI_ENVIRONMENT) if project_name(p) == "mpi4py"]
     return sorted({*kept, *extra})
 
@@ -76,6 +76,11 @@ def requirements(environment: str, package: str, build: dict) -> list[str]:
 def cmake_options(build: dict) -> dict[str, str]:
     """CMake options as -D values: booleans as ON / OFF."""
     return {k: ("ON" if v else "OFF") if isinstance(v, bool) else str(v) for k, v in build.get("cmake", {}).items()}
+
+
+def enabled(build: dict, option: str) -> bool:
+    """Whether a source build's CMake options turn `option` on (absent: off)."""
+    return cmake_options(build).get(option, "OFF").upper() not in ("OFF", "NO", "FALSE", "0")
 
 
 def _git(tree: str, *args: str) -> str | None:
@@ -102,14 +107,18 @@ def source_state(tree: str) -> dict:
     }
 
 
-def environment_key(requirements: list[str], source: dict | None, cmake: dict, python: str) -> str:
-    """The cache key: everything that defines the environment, nothing about where it is used."""
+def environment_key(
+    requirements: list[str], source: dict | None, cmake: dict, python: str, toolchain: dict | None = None
+) -> str:
+    """The cache key: everything that defines the environment, nothing about where it is used (the
+    toolchain's modules only where it names some: other builds keep their keys)."""
     defined = {
         "requirements": sorted(requirements),
         "source": source,
         "cmake": dict(sorted(cmake.items())),
         "python": python,
         "machine": platform.machine(),
+        **({"toolchain": toolchain} if toolchain else {}),
     }
     return environments.content_key(defined)
 
@@ -146,7 +155,7 @@ def _point_build(environment: str, package: str, name: str, build_json: str, pyt
         kept = ("commit", "describe", "dirty", "third_party", "files_sha256")
         entry["source_state"] = {k: v for k, v in source.items() if k in kept}
     entry["requirements"] = reqs
-    entry["key"] = environment_key(reqs, source, cmake_options(build), python)
+    entry["key"] = environment_key(reqs, source, cmake_options(build), python, toolchain.of(build))
     return entry
 
 
@@ -157,8 +166,10 @@ def point_build(environment: str, package: str, name: str, build: dict) -> dict:
     build = dict(build)
     if "source" in build and not third_party(build):
         build["source"] = os.path.realpath(os.path.expanduser(build["source"]))
+    if "modulepath" in build:
+        build["modulepath"] = modules.folders(build)
     if is_modules(build):
-        return {"name": name, **build, **({"modulepath": modules.folders(build)} if "modulepath" in build else {})}
+        return {"name": name, **build}
     return _point_build(environment, package, name, json.dumps(build, sort_keys=True), platform.python_version())
 
 
@@ -216,6 +227,9 @@ def _build_problems(where: str, name: str, build: dict, package: str) -> list[st
         ]
     if is_modules(build):
         return _modules_problems(key, build)
+    toolchain_problems = _toolchain_problems(key, build)
+    if toolchain_problems:
+        return toolchain_problems
     if "pip" in build:
         if "cmake" in build:
             return [f"{key}.cmake: CMake options are for `source` builds (a wheel from PyPI is built already)"]
@@ -247,6 +261,22 @@ def source_recipe(tree: str | Path) -> str:
     except (OSError, tomllib.TOMLDecodeError):
         return "cmake-install"
     return "wheel" if str(declared.get("build-backend", "")).startswith("scikit_build_core") else "cmake-install"
+
+
+def _toolchain_problems(key: str, build: dict) -> list[str]:
+    """A `toolchain` (or its `modulepath`) on anything but a `source` build, or a module of it that
+    cannot be loaded after those before it (snnbench.environments.toolchain)."""
+    if "toolchain" not in build and "modulepath" not in build:
+        return []
+    if "source" not in build:
+        return [f"{key}.toolchain: a toolchain's modules are for `source` builds (a wheel from PyPI is built already)"]
+    if "toolchain" not in build:
+        return [f"{key}.modulepath: is where `modules` or a `toolchain` are looked for, and the build names neither"]
+    try:
+        problem = module_tools.unavailable({"modules": build["toolchain"], "modulepath": build.get("modulepath", [])})
+    except modules.ModulesError as error:
+        return [f"{key}.toolchain: {error}"]
+    return [f"{key}.toolchain: {problem}"] if problem else []
 
 
 def _modules_problems(key: str, build: dict) -> list[str]:

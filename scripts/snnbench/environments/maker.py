@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from snnbench import environments
-from snnbench.environments import builds, sources
+from snnbench.environments import builds, nest_mpi, sources, toolchain
+from snnbench.machine.modules import ModulesError
 from snnbench.paths import REPO, scripts_on_path
 
 # Run in the new environment, with this checkout's snnbench on the path: the simulator's own account of itself
@@ -60,10 +61,14 @@ def _pip(prefix: Path) -> list[str]:
     return [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
 
 
-def _build_source(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
+def _build_source(
+    build: dict, prefix: Path, log, threads: int, settings: sources.Settings, env: dict | None = None
+) -> None:
     """The source tree into the environment by its recipe (builds.recipe), its CMake build folder
-    kept in the environment until the compiler is recorded. A third-party release (e.g.
-    nest-simulator-3.8) is unpacked from its verified archive first and removed once installed."""
+    kept in the environment until the compiler is recorded, in `env` (the toolchain's; default this
+    process's). A third-party release (e.g. nest-simulator-3.8) is unpacked from its verified archive
+    first and removed once installed."""
+    env = dict(os.environ) if env is None else env
     named = builds.third_party(build)
     if named:
         archive = _source_archive({"source": named.name}, settings)
@@ -71,16 +76,22 @@ def _build_source(build: dict, prefix: Path, log, threads: int, settings: source
         tree = sources.unpack(named, archive, prefix / "archive-source")
         build = {**build, "source": str(tree)}
     if builds.recipe(build) == "wheel":
-        _build_wheel(build, prefix, log, threads)
+        _build_wheel(build, prefix, log, threads, env)
     else:
-        _cmake_install(build, prefix, log, threads)
+        _cmake_install(build, prefix, log, threads, env)
     if named:
         shutil.rmtree(prefix / "archive-source", ignore_errors=True)
 
 
-def _build_wheel(build: dict, prefix: Path, log, threads: int) -> None:
-    """A wheel with the CMake options (as scripts/install_nest_mpi.sh builds the sdist)."""
-    defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in builds.cmake_options(build).items()]
+def _cmake_defines(build: dict, env: dict) -> dict[str, str]:
+    """The build's CMake options; with MPI, the wrappers the toolchain check found (toolchain.mpi_defines)."""
+    wrappers = toolchain.mpi_defines(env) if builds.enabled(build, "with-mpi") else {}
+    return {**wrappers, **builds.cmake_options(build)}
+
+
+def _build_wheel(build: dict, prefix: Path, log, threads: int, env: dict) -> None:
+    """A wheel with the CMake options (as snnbench.environments.nest_mpi builds the sdist)."""
+    defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in _cmake_defines(build, env).items()]
     wheels = prefix / "wheel"
     command = [*_pip(prefix), "wheel", "--no-deps", "--no-build-isolation", *defines]
     command += [f"--config-settings=build-dir={prefix / 'cmake-build'}", "--wheel-dir", str(wheels), build["source"]]
@@ -88,23 +99,22 @@ def _build_wheel(build: dict, prefix: Path, log, threads: int) -> None:
         command,
         log,
         "building a wheel from the source tree",
-        env=dict(os.environ, CMAKE_BUILD_PARALLEL_LEVEL=str(threads)),
+        env=dict(env, CMAKE_BUILD_PARALLEL_LEVEL=str(threads)),
     )
-    _run(
-        [*_pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))], log, "installing the wheel"
-    )
+    installed = [*_pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))]
+    _run(installed, log, "installing the wheel", env=env)
 
 
-def _cmake_install(build: dict, prefix: Path, log, threads: int) -> None:
+def _cmake_install(build: dict, prefix: Path, log, threads: int, base: dict) -> None:
     """CMake's configure, build and install with the environment as the install prefix: PyNEST lands
     in the environment's site-packages (lib/pythonX.Y/site-packages), the kernel in its lib/."""
     folder = prefix / "cmake-build"
-    defines = [f"-D{k}={v}" for k, v in builds.cmake_options(build).items()]
+    defines = [f"-D{k}={v}" for k, v in _cmake_defines(build, base).items()]
     python = prefix / "bin" / "python"
     configure = ["cmake", "-S", build["source"], "-B", str(folder), f"-DCMAKE_INSTALL_PREFIX={prefix}"]
     configure += ["-Dwith-python=ON", f"-DPython_EXECUTABLE={python}", *defines]
     # The environment's bin/ first: CMake finds its Cython, and NEST's model generator runs `python3`.
-    env = dict(os.environ, PATH=f"{prefix / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(base, PATH=f"{prefix / 'bin'}{os.pathsep}{base.get('PATH', '')}")
     _run(configure, log, "configuring the source tree with CMake", env=env)
     _run(["cmake", "--build", str(folder), f"-j{threads}"], log, "compiling the source tree", env=env)
     _run(["cmake", "--install", str(folder)], log, "installing the source tree with CMake", env=env)
@@ -216,25 +226,49 @@ def find_python(version: str) -> str:
     raise BuildFailed(f"Python {version} is not installed (needed by envs/<environment>.yaml)")
 
 
-def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> None:
+def _needs(build: dict) -> list[str]:
+    """What the build compiles with (snnbench.environments.toolchain.needs): a source build's NEST, with MPI
+    where its CMake options ask for it and GSL where they name it; NEST with MPI's, with GSL (its models)."""
+    if "source" in build:
+        return toolchain.needs(mpi=builds.enabled(build, "with-mpi"), gsl=builds.enabled(build, "with-gsl"))
+    return toolchain.needs(mpi=True, gsl=True) if build.get("environment") == builds.MPI_ENVIRONMENT else []
+
+
+def _script(script: str, prefix: Path) -> list[str]:
+    """The command of an environment's install step: a Python file runs in this interpreter (-P: its
+    folder not on the path, snnbench is), anything else as itself."""
+    path = str(REPO / script)
+    return [sys.executable, "-P", path, str(prefix)] if script.endswith(".py") else [path, str(prefix)]
+
+
+def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Settings) -> dict:
     """Everything into a new environment at prefix: the pins, the no-deps pins, a source tree's
-    wheel, the environment's install script."""
+    wheel, the environment's install script, with the toolchain's modules loaded. Returns what the
+    toolchain loaded and what each need was found as ({} where the build compiles nothing)."""
     if build.get("third_party"):  # first: a missing source stops the build at its start
         _source_archive(build["third_party"], settings)
     if builds.third_party(build):
         _source_archive({"source": build["source"]}, settings)
+    try:
+        env, loaded = toolchain.loaded(toolchain.of(build))
+        found = toolchain.ensure(_needs(build), env, log)
+    except (toolchain.ToolchainMissing, ModulesError) as error:
+        raise BuildFailed(str(error)) from None
+    if loaded:
+        env[nest_mpi.TOOLCHAIN_ID] = loaded["id"]
     interpreter = find_python(build["python"]) if "environment" in build else sys.executable
-    _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment")
+    _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment", env=env)
     requirements = build["requirements"]
-    _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements))
+    _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements), env=env)
     if build.get("no_deps"):
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
-        _build_source(build, prefix, log, threads, settings)
+        _build_source(build, prefix, log, threads, settings, env)
     if build.get("third_party"):
         _build_from_source(build["third_party"], prefix, log, settings, threads)
     if build.get("script"):
-        _run([str(REPO / build["script"]), str(prefix)], log, f"running {build['script']}")
+        _run(_script(build["script"], prefix), log, f"running {build['script']}", env=scripts_on_path(env))
+    return {**loaded, "found": found} if loaded or found else {}
 
 
 def _named(build: dict, labels: list[str], prefix: Path) -> str:
@@ -263,8 +297,10 @@ def make(
         started = time.perf_counter()
         shutil.rmtree(prefix, ignore_errors=True)  # a half-made environment of an interrupted build
         try:
-            _install(build, prefix, log, threads, settings)
+            made = _install(build, prefix, log, threads, settings)
             info = _provenance(build, prefix, started, settings)
+            if made:
+                info["toolchain"] = made
             # The compiler is recorded: the CMake build folder (objects, ~300 MB) and the wheel can go.
             for folder in ("cmake-build", "wheel"):
                 shutil.rmtree(prefix / folder, ignore_errors=True)

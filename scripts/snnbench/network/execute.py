@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench.environments import EnvironmentMissing, builds
+from snnbench.environments import EnvironmentMissing, builds, toolchain
 from snnbench.machine import energy, hardware, interference, module_tools
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, activity_bounds, binding, models, race, simulators
@@ -41,14 +41,23 @@ from snnbench.run.supervise import (
 
 def module_environment(spec: dict) -> tuple[dict[str, str] | None, dict | None]:
     """For a point of a module build: the environment with its modules loaded, in which this
-    checkout's snnbench imports, and what was loaded (snnbench.machine.module_tools.load); else (None, None)."""
+    checkout's snnbench imports, and what was loaded (snnbench.machine.module_tools.load); for a point
+    whose environment was built with the site's toolchain, with the toolchain loaded (the MPI it was
+    built against: snnbench.environments.toolchain.of_point); else (None, None)."""
     build = spec.get("build")
-    if not build or not builds.is_modules(build):
+    if build and builds.is_modules(build):
+        wanted, named = build, f"build {build['name']}"
+    else:
+        try:
+            wanted, named = toolchain.of_point(build, simulators.environment_for(spec)), "toolchain"
+        except EnvironmentMissing:
+            return None, None  # said where its Python is looked for (python_for)
+    if not wanted:
         return None, None
     try:
-        environ, loaded = module_tools.load(build)
+        environ, loaded = module_tools.load(wanted)
     except module_tools.ModulesError as error:
-        raise PointFailed(f"build {build['name']}: {error}") from None
+        raise PointFailed(f"{named}: {error}") from None
     return scripts_on_path(environ), loaded
 
 
@@ -104,8 +113,10 @@ def _launch(spec: dict, spec_path: Path, rank_dir: Path, rec: dict) -> tuple[lis
     """The point's command and its environment (the OpenMP placement of its binding on this
     process's, or a module build's, with its modules' provenance in the record)."""
     environ, loaded = module_environment(spec)
-    if loaded:
+    if loaded and builds.is_modules(spec.get("build") or {}):
         rec["provenance"]["build"]["modules"] = loaded
+    elif loaded:
+        rec["provenance"]["toolchain"] = loaded
     command = launch_command(spec, spec_path, rank_dir, environ)
     return command, binding.environment(spec, os.environ if environ is None else environ)
 
