@@ -42,6 +42,9 @@ LONGEST_FIRST = (
     "e2e/test_workflow.py",
     "e2e/test_brian2.py",
     "e2e/test_config_messages.py",
+    "e2e/test_slurm_head_killed.py",
+    "e2e/test_group_verdict_run.py",
+    "e2e/test_slurm_module_trees.py",
 )
 
 
