@@ -86,14 +86,17 @@ def mirror(tmp_path):
 
 class Scripted:
     """A server on 127.0.0.1 answering every GET with 200, one Content-Type and body; with `stall_after`,
-    only that many bytes of the body, and then nothing until it is stopped (a transfer cut off)."""
+    only that many bytes of the body, and then nothing until it is released (a transfer cut off), or, with
+    `finish`, the rest once released (a slow transfer). Counts the requests."""
 
-    def __init__(self, content_type: str, body: bytes, stall_after: int | None = None):
+    def __init__(self, content_type: str, body: bytes, stall_after: int | None = None, finish: bool = False):
         self.released = threading.Event()
-        released = self.released
+        self.requests = []
+        released, requests = self.released, self.requests
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                requests.append(self.path)
                 self.send_response(200)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -102,6 +105,8 @@ class Scripted:
                 self.wfile.flush()
                 if stall_after is not None:
                     released.wait()
+                    if finish:
+                        self.wfile.write(body[stall_after:])
 
             def log_message(self, *args):
                 pass
@@ -457,6 +462,30 @@ def test_a_download_killed_mid_transfer_is_cleaned_up_by_the_next_one(tiny_sourc
     found = sources.locate(source.name, sources.Settings(mirror=mirror.url))
     assert found == sources.cache_folder() / source.file and sources.verify(source, found) == found
     assert cache_listing() == sorted([source.file, other.file, f".{source.file}.lock", f".{other.file}.lock"])
+
+
+def test_two_downloads_of_one_source_at_once_fetch_it_once(tiny_source):
+    """Two checkouts sharing the cache download one source at the same moment (issue 54): the second waits for
+    the first's lock and takes its verified file; the server is asked once and no temporary file stays."""
+    source, archive = tiny_source
+    sources.cache_folder().mkdir(parents=True)
+    body = archive.read_bytes()
+    slow = Scripted("application/gzip", body, stall_after=len(body) // 2, finish=True)
+    args = [source.name, source.url, source.files_sha256, slow.url]
+    try:
+        first = subprocess.Popen([sys.executable, "-c", DOWNLOAD, *args], stderr=subprocess.PIPE, text=True)
+        wait_for_temporary_file(source, first)  # the first is mid-transfer
+        second = subprocess.Popen([sys.executable, "-c", DOWNLOAD, *args], stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        assert second.poll() is None  # it cannot have the file yet
+        slow.released.set()
+        for download in (first, second):
+            assert download.wait(60) == 0, download.stderr.read()[-2000:]
+    finally:
+        slow.stop()
+    assert len(slow.requests) == 1
+    assert cache_listing() == sorted([source.file, f".{source.file}.lock"])
+    assert sources.verify(source, sources.cache_folder() / source.file)
 
 
 def test_a_mirror_answering_a_page_says_what_it_sent_and_that_the_mirror_is_to_fix(tiny_source):

@@ -259,7 +259,8 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
     interpreter = find_python(build["python"]) if "environment" in build else sys.executable
     _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment", env=env)
     requirements = build["requirements"]
-    _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements), env=env)
+    if requirements:  # an environment file with no pins is the interpreter alone (pip refuses an empty install)
+        _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements), env=env)
     if build.get("no_deps"):
         _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
     if "source" in build:
