@@ -132,9 +132,10 @@ class Network:
 
 
 def external_current_pA() -> np.ndarray:
-    """Mean external input of the full model per population, as a current (pA): rate * K_ext * J * tau_syn."""
-    pA_per_mV = psc_per_psp(NEURON["C_m_pF"], NEURON["tau_m_ms"], NEURON["tau_syn_ms"])
-    return BG_RATE_HZ * K_EXT * PSP_EXC_MV * pA_per_mV * NEURON["tau_syn_ms"] * 1e-3
+    """Mean external input of the full model per population, as a current (pA): rate * K_ext * J * tau_syn.
+    (Multiplied in this order: another order changes the DC in its last bit, and NEST's spikes with it.)"""
+    weight_ext_full_pA = PSP_EXC_MV * psc_per_psp(NEURON["C_m_pF"], NEURON["tau_m_ms"], NEURON["tau_syn_ms"])
+    return BG_RATE_HZ * K_EXT * weight_ext_full_pA * (NEURON["tau_syn_ms"] * 1e-3)
 
 
 def external_dc_pA(indegree_scale: float, input: str) -> np.ndarray:
