@@ -73,6 +73,11 @@ def requirements(environment: str, package: str, build: dict) -> list[str]:
     return sorted({*kept, *extra})
 
 
+def pip(prefix: Path) -> list[str]:
+    """pip of the environment at `prefix`, never asking and quiet about its own version."""
+    return [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
+
+
 def cmake_options(build: dict) -> dict[str, str]:
     """CMake options as -D values: booleans as ON / OFF."""
     return {k: ("ON" if v else "OFF") if isinstance(v, bool) else str(v) for k, v in build.get("cmake", {}).items()}

@@ -57,10 +57,6 @@ def _run(command: list[str], log, what: str, env: dict | None = None) -> None:
         raise BuildFailed(f"{what} failed (exit code {done.returncode})")
 
 
-def _pip(prefix: Path) -> list[str]:
-    return [str(prefix / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
-
-
 def _build_source(
     build: dict, prefix: Path, log, threads: int, settings: sources.Settings, env: dict | None = None
 ) -> None:
@@ -93,7 +89,7 @@ def _build_wheel(build: dict, prefix: Path, log, threads: int, env: dict) -> Non
     """A wheel with the CMake options (as snnbench.environments.nest_mpi builds the sdist)."""
     defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in _cmake_defines(build, env).items()]
     wheels = prefix / "wheel"
-    command = [*_pip(prefix), "wheel", "--no-deps", "--no-build-isolation", *defines]
+    command = [*builds.pip(prefix), "wheel", "--no-deps", "--no-build-isolation", *defines]
     command += [f"--config-settings=build-dir={prefix / 'cmake-build'}", "--wheel-dir", str(wheels), build["source"]]
     _run(
         command,
@@ -101,7 +97,7 @@ def _build_wheel(build: dict, prefix: Path, log, threads: int, env: dict) -> Non
         "building a wheel from the source tree",
         env=dict(env, CMAKE_BUILD_PARALLEL_LEVEL=str(threads)),
     )
-    installed = [*_pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))]
+    installed = [*builds.pip(prefix), "install", "--quiet", "--no-deps", *map(str, wheels.glob("*.whl"))]
     _run(installed, log, "installing the wheel", env=env)
 
 
@@ -149,7 +145,7 @@ def _build_from_source(spec: dict, prefix: Path, log, settings: sources.Settings
             _run(["make", "-C", str(kept), f"-j{threads}"], log, f"building {name} in place", env=env)
         shutil.rmtree(unpacked, ignore_errors=True)
         return
-    _run([*_pip(prefix), "install", "--no-deps", "--no-build-isolation", str(tree)], log, f"building {name}")
+    _run([*builds.pip(prefix), "install", "--no-deps", "--no-build-isolation", str(tree)], log, f"building {name}")
     shutil.rmtree(unpacked, ignore_errors=True)
 
 
@@ -260,9 +256,16 @@ def _install(build: dict, prefix: Path, log, threads: int, settings: sources.Set
     _run([interpreter, "-m", "venv", str(prefix)], log, "creating the environment", env=env)
     requirements = build["requirements"]
     if requirements:  # an environment file with no pins is the interpreter alone (pip refuses an empty install)
-        _run([*_pip(prefix), "install", "--quiet", *requirements], log, "installing " + " ".join(requirements), env=env)
+        _run(
+            [*builds.pip(prefix), "install", "--quiet", *requirements],
+            log,
+            "installing " + " ".join(requirements),
+            env=env,
+        )
     if build.get("no_deps"):
-        _run([*_pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps")
+        _run(
+            [*builds.pip(prefix), "install", "--quiet", "--no-deps", *build["no_deps"]], log, "installing without deps"
+        )
     if "source" in build:
         _build_source(build, prefix, log, threads, settings, env)
     if build.get("third_party"):

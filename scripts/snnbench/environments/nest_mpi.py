@@ -36,6 +36,12 @@ DEFINES = {"with-mpi": "ON", "with-detailed-timers": "ON", "with-models": MODELS
 TOOLCHAIN_ID = "SNNBENCH_TOOLCHAIN_ID"
 
 
+def defines(env: dict) -> dict[str, str]:
+    """The CMake options NEST with MPI is configured and built with: DEFINES and the MPI wrappers the toolchain
+    check found (snnbench.environments.toolchain.mpi_defines)."""
+    return {**DEFINES, **toolchain.mpi_defines(env)}
+
+
 def cache() -> Path:
     return Path(os.environ.get("SNNBENCH_CACHE", Path.home() / ".cache" / "snnbench")) / "wheels"
 
@@ -53,17 +59,13 @@ def _run(command: list[str], env: dict, what: str) -> None:
     subprocess.run(command, env=env, check=True)
 
 
-def _pip(venv: Path) -> list[str]:
-    return [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check", "--no-input"]
-
-
 def sdist(venv: Path, env: dict) -> Path:
     """NEST's sdist from PyPI, downloaded once into the cache (metadata made in `venv`, which has the tools)."""
     archive = cache() / f"nest_simulator-{VERSION}.tar.gz"
     if not archive.exists():
         archive.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=archive.parent) as folder:
-            command = [*_pip(venv), "download", "--quiet", "--no-deps", "--no-build-isolation"]
+            command = [*builds.pip(venv), "download", "--quiet", "--no-deps", "--no-build-isolation"]
             _run([*command, "--no-binary", "nest-simulator", "-d", folder, f"nest-simulator=={VERSION}"], env, "sdist")
             os.replace(next(Path(folder).glob("nest_simulator-*.tar.gz")), archive)
     return archive
@@ -77,9 +79,8 @@ def configure(venv: Path, folder: Path, env: dict) -> Path:
         with tarfile.open(sdist(venv, env)) as archive:
             archive.extractall(folder / "unpacked", filter="data")
         next((folder / "unpacked").iterdir()).rename(tree)
-    defines = [f"-D{k}={v}" for k, v in {**DEFINES, **toolchain.mpi_defines(env)}.items()]
     command = ["cmake", "-S", str(tree), "-B", str(folder / "build"), "-Dwith-python=ON"]
-    command += [f"-DPython_EXECUTABLE={venv / 'bin' / 'python'}", *defines]
+    command += [f"-DPython_EXECUTABLE={venv / 'bin' / 'python'}", *(f"-D{k}={v}" for k, v in defines(env).items())]
     _run(command, dict(env, PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"), "configuring NEST")
     return folder / "build" / "CMakeCache.txt"
 
@@ -102,8 +103,8 @@ def build_wheel(venv: Path, env: dict) -> Path:
     print(f"[nest-mpi] building NEST {VERSION} with MPI from the PyPI sdist (once; cache: {folder})", flush=True)
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    defines = [f"--config-settings=cmake.define.{k}={v}" for k, v in {**DEFINES, **toolchain.mpi_defines(env)}.items()]
-    command = [*_pip(venv), "wheel", "-v", "--no-cache-dir", "--no-deps", "--no-build-isolation", *defines]
+    settings = [f"--config-settings=cmake.define.{k}={v}" for k, v in defines(env).items()]
+    command = [*builds.pip(venv), "wheel", "-v", "--no-cache-dir", "--no-deps", "--no-build-isolation", *settings]
     build_env = dict(env, CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 1))
     _run([*command, "--wheel-dir", str(partial), str(sdist(venv, env))], build_env, "building the wheel")
     folder.mkdir(parents=True, exist_ok=True)
@@ -116,11 +117,11 @@ def build_wheel(venv: Path, env: dict) -> Path:
 def install(venv: Path, env: dict, configure_only: Path | None = None) -> Path:
     """NEST with MPI into `venv` (the cached wheel, else built); with configure_only, CMake's configure step
     in that folder instead. Returns the wheel, or the configure step's CMakeCache.txt."""
-    _run([*_pip(venv), "install", "--quiet", *builds.SOURCE_BUILD_TOOLS], env, "installing the build tools")
+    _run([*builds.pip(venv), "install", "--quiet", *builds.SOURCE_BUILD_TOOLS], env, "installing the build tools")
     if configure_only:
         return configure(venv, configure_only, env)
     wheel = build_wheel(venv, env)
-    _run([*_pip(venv), "install", "--quiet", "--no-deps", str(wheel)], env, "installing the wheel")
+    _run([*builds.pip(venv), "install", "--quiet", "--no-deps", str(wheel)], env, "installing the wheel")
     check = "import nest; assert nest.GetKernelStatus('build_info')['have_mpi'], 'NEST built without MPI'"
     _run([str(venv / "bin" / "python"), "-c", check], env, "checking NEST's MPI")
     return wheel

@@ -108,8 +108,8 @@ def _output(command: list[str], env: dict) -> str | None:
 def found(need: str, env: dict) -> str | None:
     """Where a need is met in the environment `env` (a path, or how GSL was found), None where it is not."""
     if need == "mpicc":
-        wrappers = [_which("mpicc", env), _which("mpicxx", env) or _which("mpic++", env)]
-        return " ".join(wrappers) if all(wrappers) else None
+        wrappers = _mpi_wrappers(env)
+        return " ".join(wrappers.values()) if all(wrappers.values()) else None
     if need == "c++":
         return next(filter(None, (_which(c, env) for c in (env.get("CXX", ""), "c++", "g++") if c)), None)
     if need == "gsl":
@@ -121,14 +121,15 @@ def found(need: str, env: dict) -> str | None:
     return _which(need, env)
 
 
+def _mpi_wrappers(env: dict) -> dict[str, str | None]:
+    """An MPI's C and C++ compiler wrappers on the environment's PATH, by CMake's names (None where missing)."""
+    return {"MPI_C_COMPILER": _which("mpicc", env), "MPI_CXX_COMPILER": _which("mpicxx", env) or _which("mpic++", env)}
+
+
 def mpi_defines(env: dict) -> dict[str, str]:
     """The MPI wrappers the build checked, for CMake: FindMPI looks beside the C++ compiler before PATH, so
     without them Debian's /usr/bin/mpicxx would win over a module's wrappers first on PATH."""
-    wrappers = {
-        "MPI_C_COMPILER": _which("mpicc", env),
-        "MPI_CXX_COMPILER": _which("mpicxx", env) or _which("mpic++", env),
-    }
-    return {k: v for k, v in wrappers.items() if v}
+    return {k: v for k, v in _mpi_wrappers(env).items() if v}
 
 
 def _debian_root() -> bool:
@@ -138,7 +139,8 @@ def _debian_root() -> bool:
 def ensure(wanted: list[str], env: dict, log) -> dict[str, str]:
     """Each need met, by where it was found; the Debian packages of those nothing provides, where this is
     root on Debian. Raises ToolchainMissing naming what is missing, in one line."""
-    lacking = [need for need in wanted if not found(need, env)]
+    where = {need: found(need, env) for need in wanted}  # each looked for once: GSL's asks pkg-config
+    lacking = [need for need, there in where.items() if not there]
     if lacking and _debian_root():
         packages = [p for need in lacking for p in DEBIAN[need]]
         log.write(f"[snnbench] not found: {', '.join(lacking)}; installing Debian's {' '.join(packages)}\n")
@@ -146,11 +148,12 @@ def ensure(wanted: list[str], env: dict, log) -> dict[str, str]:
         apt = dict(env, DEBIAN_FRONTEND="noninteractive")
         for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *packages]):
             subprocess.run(command, env=apt, stdout=log, stderr=subprocess.STDOUT, check=False)
-        lacking = [need for need in wanted if not found(need, env)]
+        where.update({need: found(need, env) for need in lacking})
+        lacking = [need for need, there in where.items() if not there]
     if lacking:
         what = ", ".join(SAID[need] for need in lacking)
         raise ToolchainMissing(
             f"not found: {what} (PATH={env.get('PATH', '')}): load the site's modules for them (a source build's "
             f"`toolchain`, ${VARIABLE} for nest-mpi) or install them; as root on Debian snnbench installs them"
         )
-    return {need: str(found(need, env)) for need in wanted}
+    return {need: str(there) for need, there in where.items()}
