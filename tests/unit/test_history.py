@@ -96,14 +96,13 @@ def test_the_gate_leaves_out_the_current_records_and_chooses_its_reference(gated
     root, store = gated
     past = history.read(store)
     monkeypatch.chdir(root / "run2")  # a run already in the history is not its own reference
-    current = history.normalised(pd.read_csv("results/history/points.csv"))
-    current["record_sha"] = gate.record_digests(pd.read_csv("results/history/points.csv"), root / "x.csv")
+    current = gate.current_points(pd.read_csv("results/history/points.csv"), root / "x.csv")
     assert set(gate.reference(past, current, last=5)["run"]) == {past["run"].iloc[0]}
     assert gate.reference(past, current, last=5)["record_sha"].isin(current["record_sha"]).sum() == 0
     assert gate.reference(past, current, since="2026-01-15").empty  # only run2 after that date: itself
     monkeypatch.chdir(root / "run1")  # the same points' paths with other records: the table's own folder wins
     table = root / "run2" / "results" / "history" / "points.csv"
-    assert gate.record_digests(pd.read_csv(table), table) == list(current["record_sha"])
+    assert list(gate.current_points(pd.read_csv(table), table)["record_sha"]) == list(current["record_sha"])
     assert len(gate.reference(past, current, version="no such version")) == 0
 
 

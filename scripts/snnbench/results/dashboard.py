@@ -169,7 +169,7 @@ def build(root: Path, out: Path, past: pd.DataFrame | None = None) -> dict:
         page = series_page(points, found[found["series"] == series], others[series])
         (out / "series" / f"{series}.html").write_text(page)
     titles = {series: series_title(points.iloc[0]) for series, points in past.groupby("series", sort=False)}
-    (out / "index.html").write_text(dashboard_pages.index_page(past, found, titles, str(root)))
+    (out / "index.html").write_text(dashboard_pages.index_page(past, found, titles, str(root), others))
     files = [f for f in out.rglob("*") if f.is_file()]
     return {
         "points": len(past),

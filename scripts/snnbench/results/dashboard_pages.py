@@ -137,9 +137,12 @@ def _options(name: str, values) -> str:
     return f"<label>{name} {select}</label>"
 
 
-def index_page(past: pd.DataFrame, found: pd.DataFrame, titles: dict[str, str], root: str) -> str:
-    """Every series with its machine, model, simulator and versions (filters), its points and its steps."""
-    rows, versions, others = [], set(), other_hardware(past)
+def index_page(
+    past: pd.DataFrame, found: pd.DataFrame, titles: dict[str, str], root: str, others: dict[str, pd.DataFrame]
+) -> str:
+    """Every series with its machine, model, simulator and versions (filters), its points and its steps; `others`:
+    other_hardware(past)."""
+    rows, versions = [], set()
     for series, points in past.groupby("series", sort=False):
         first = points.iloc[0]
         known = sorted(set(points["simulator_version"]) - {""}, key=steps.version_order)

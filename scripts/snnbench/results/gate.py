@@ -143,11 +143,6 @@ def record_files(points: pd.DataFrame, table: Path) -> list[Path | None]:
     ]
 
 
-def record_digests(points: pd.DataFrame, table: Path) -> list[str]:
-    """Each current point's record digest ('' where its record is not found)."""
-    return [history.digest(path.read_bytes()) if path else "" for path in record_files(points, table)]
-
-
 def _selection(last, since, until, version) -> str:
     parts = [f"simulator version {version}" if version else "", f"since {since}" if since else ""]
     parts += [f"until {until}" if until else "", f"each series' last {last} runs" if last else ""]
