@@ -32,7 +32,7 @@ import pandas as pd
 from snnbench import planning
 from snnbench.dev import slow_inhibition, validation_groups
 from snnbench.jsonfile import read_json
-from snnbench.network import ensemble, execute, models, rate_agreement, validation
+from snnbench.network import ensemble, execute, group_verdict, models, rate_agreement, validation
 from snnbench.network.simulators import EXTRA_VARIABLE
 from snnbench.tables.frames import read_points
 
@@ -121,12 +121,18 @@ def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_s
     return not validation.verdict({"checked": True, "rows": rows}, tolerance)["passed"]
 
 
-def judge(args, reference: list[Path], changed: dict[str, list[Path]]) -> list[dict]:
-    """One line per judged set: runs judged, share flagged by the statistics, share whose rates differ."""
+def judging(args, reference: list[Path]) -> tuple[dict, int, list[dict]]:
+    """What a run is judged by: the config's tolerances, its minimum sample and the reference seeds' statistics."""
     config, _ = point_config(args, 1, None)
     tolerance = {k: config["validation"][k] for k in ("alpha", "ks_alpha", "ks_margin")}
-    min_samples = config["validation"]["min_samples"]
     members = [validation.load(f / "stats.npz")[0] for f in reference]
+    return tolerance, config["validation"]["min_samples"], members
+
+
+def judge(reference: list[Path], changed: dict[str, list[Path]], judged_by: tuple) -> list[dict]:
+    """One line per judged set: runs judged, share flagged by the statistics, share whose rates differ
+    (judged_by: judging())."""
+    tolerance, min_samples, members = judged_by
     ref_rates = np.array([rates(f) for f in reference])
     lines = []
     fp = [flagged(m, members, j, tolerance, min_samples) for j, m in enumerate(members)]
@@ -289,25 +295,24 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.t_presim_ms:g} ms, ensemble of {args.seeds} seeds"
     )
     print(f"{'runs judged':34s} {'n':>3s}  {'flagged (spike statistics)':>27s}  rates differ  seed means differ")
-    for line in judge(args, reference, changed):
+    judged_by = judging(args, reference)
+    for line in judge(reference, changed, judged_by):
         shares = [np.mean(line[key]) for key in ("statistics", "rates", "seed_means")]
         halves = f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else ""
         print(f"{line['runs']:34s} {line['n']:3d}  {shares[0]:27.0%}  {shares[1]:12.0%}  {shares[2]:17.0%}{halves}")
     if grouped:
-        print_groups(args, reference, grouped)
+        print_groups(args, len(reference), grouped, judged_by)
     print(f"wall time {time.monotonic() - started:.0f} s ({len(tasks)} runs, those on disk reused)")
 
 
-def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]]) -> None:
-    """Per-run flags and the simulator verdict of drawn groups: the fresh pool (false positives) and each bug."""
-    config, _ = point_config(args, 1, None)
-    tolerance = {k: config["validation"][k] for k in ("alpha", "ks_alpha", "ks_margin")}
-    min_samples = config["validation"]["min_samples"]
-    members = [validation.load(f / "stats.npz")[0] for f in reference]
+def print_groups(args, seeds: int, grouped: dict[str, list[Path]], judged_by: tuple) -> None:
+    """Per-run flags and the simulator verdict of drawn groups against the `seeds` reference seeds (judged_by:
+    judging()): the fresh pool (false positives) and each bug."""
+    tolerance, min_samples, members = judged_by
     wide_reference = validation_groups.features(members, min_samples)
     print(
-        f"\nsimulator verdict (alpha {validation_groups.group_verdict.ALPHA}): groups of {args.group_size} "
-        f"against the {len(reference)} ensemble seeds"
+        f"\nsimulator verdict (alpha {group_verdict.ALPHA}): groups of {args.group_size} "
+        f"against the {seeds} ensemble seeds"
     )
     print(f"{'runs':20s} {'n':>3s}  flagged one by one  groups said to differ  median p  features named most")
     for name, folders in grouped.items():
