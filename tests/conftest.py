@@ -71,6 +71,22 @@ def experiment(**overrides) -> dict:
     return exp
 
 
+def finished_points(seeds=(1, 2)):
+    """A planned campaign of tiny points, finished in the working directory: each point's spec, record and spikes
+    as the workflow writes them (the spikes differ by seed)."""
+    import numpy as np
+    from snnbench.dev.synthetic import make_record
+    from snnbench.jsonfile import write_json
+
+    campaign = planning.plan({"experiments": [experiment(resources={"threads_per_rank": [1]}, seeds=list(seeds))]})
+    for path, spec in campaign.points.items():
+        Path(path).mkdir(parents=True)
+        write_json(spec, f"{path}/spec.json")
+        write_json(make_record(spec, np.random.default_rng(spec["seed"])), f"{path}/record.json")
+        np.savez_compressed(f"{path}/spikes.npz", senders=np.array([1, spec["seed"]]), times_ms=np.array([0.1, 0.2]))
+    return campaign
+
+
 def validated(*experiments) -> dict:
     """A config of these experiments as the workflow plans it: checked, defaults filled in
     (planning.ConfigRefused if it is refused)."""

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import BOUNDS, experiment
-from snnbench import planning
-from snnbench.dev.synthetic import make_record
+from conftest import BOUNDS, finished_points
 from snnbench.jsonfile import write_json
 from snnbench.planning import before_jobs
 from snnbench.tables.collect import collect_tables
@@ -26,13 +24,7 @@ from snnbench.tables.collect import collect_tables
 def campaign(tmp_path, monkeypatch):
     """Two finished points (seeds 1 and 2): spec, record and spikes as the workflow writes them."""
     monkeypatch.chdir(tmp_path)
-    campaign = planning.plan({"experiments": [experiment(resources={"threads_per_rank": [1]}, seeds=[1, 2])]})
-    for path, spec in campaign.points.items():
-        Path(path).mkdir(parents=True)
-        write_json(spec, f"{path}/spec.json")
-        write_json(make_record(spec, np.random.default_rng(spec["seed"])), f"{path}/record.json")
-        np.savez_compressed(f"{path}/spikes.npz", senders=np.array([1, 2]), times_ms=np.array([0.1, 0.2]))
-    return campaign
+    return finished_points()
 
 
 def second(campaign) -> str:

@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import experiment
-from snnbench import environments, planning
-from snnbench.dev.synthetic import make_record
+from conftest import finished_points
+from snnbench import environments
 from snnbench.environments import builds, sources
 from snnbench.jsonfile import DAMAGED, write_json
 from snnbench.planning import before_jobs
@@ -105,13 +104,9 @@ def unchanged(path: Path, before: bytes) -> str:
 
 def point_files(tmp_path: Path, monkeypatch) -> tuple:
     monkeypatch.chdir(tmp_path)
-    campaign = planning.plan({"experiments": [experiment(resources={"threads_per_rank": [1]}, seeds=[1, 2])]})
+    campaign = finished_points()
     for path, spec in campaign.points.items():
-        Path(path).mkdir(parents=True)
-        write_json(spec, f"{path}/spec.json")
-        write_json(make_record(spec, np.random.default_rng(spec["seed"])), f"{path}/record.json")
         seed = spec["seed"]
-        np.savez_compressed(f"{path}/spikes.npz", senders=np.array([1, seed]), times_ms=np.array([0.1, 0.2]))
         write_json({"checked": True, "rows": [{"seed": seed}]}, f"{path}/validation.json")
         np.savez_compressed(f"{path}/stats.npz", meta=np.array(json.dumps({"seed": seed})), rates=np.ones(seed))
     return campaign, *map(Path, campaign.points)
