@@ -118,9 +118,24 @@ def run_first_point(tmp_path: Path, cfg: dict, limit_s: float) -> dict:
         tmp_path / "record.json",
         tmp_path / "spikes.npz",
         tmp_path / "log",
-        cfg["activity_check"],
         limit_s,
     )
+
+
+def per_population(rec: dict, key: str) -> dict:
+    """One statistic of a record's populations (snnbench.network.activity: rate_hz, spikes, cv_isi, correlation)."""
+    return {row["population"]: row[key] for row in rec["populations"]}
+
+
+def assert_plausible(rec: dict, bounds: dict | None = None) -> None:
+    """The activity verdict collect gives a finished record with no reference ensemble beside it (the one rule,
+    snnbench.network.judging.plausibility), asserted plausible."""
+    import pandas as pd
+    from snnbench.network import rows
+    from snnbench.network.judging import plausibility
+
+    judged = plausibility.judge(pd.DataFrame([rows.point_row(rec, bounds or BOUNDS)]), []).iloc[0]
+    assert judged["activity_checked"] and judged["activity_plausible"], judged["activity_problems"]
 
 
 def copy_workflow(parent: Path) -> Path:

@@ -19,7 +19,8 @@ import pytest
 import yaml
 from conftest import copy_workflow, snakemake
 from snnbench import environments
-from snnbench.network import models, rate_agreement, same_network, spike_match
+from snnbench.network import models
+from snnbench.network.judging import rate_agreement, same_network, spike_match
 
 # Every population fires with DC input at N = 0.005 and full in-degrees (385 neurons, 1 494 402 synapses).
 SIZE = {"neuron_scale": 0.005, "indegree_scale": 1.0}

@@ -13,7 +13,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import copy_workflow, snakemake
+from conftest import assert_plausible, copy_workflow, per_population, snakemake
 from snnbench.network.models import hpc_benchmark as hpc
 
 pytestmark = pytest.mark.slow
@@ -66,8 +66,8 @@ def test_plasticity_acted_and_rates_are_in_the_models_regime(finished):
         net = hpc.derive(BLOCK["neuron_scale_per_vp"], BLOCK["indegree_scale"])  # the sample: 100 E targets
         assert weights["count"] == hpc.WEIGHT_SAMPLE_TARGETS * net.indegree[0]
         assert weights["sd"] > 0 and weights["mean"] != pytest.approx(weights["initial"])
-        assert rec["activity"]["plausible"], rec["activity"]["problems"]
-        assert all(rate > 0 for rate in rec["activity"]["rates_hz"].values())
+        assert_plausible(rec)
+        assert all(rate > 0 for rate in per_population(rec, "rate_hz").values())
 
 
 def test_weak_scaling_tables_and_figures(finished):

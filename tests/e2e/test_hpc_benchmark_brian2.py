@@ -1,7 +1,7 @@
 """End to end: hpc_benchmark on NEST and on Brian2's cpp_standalone through the real workflow,
 the same small size and three seeds: Brian2 builds the network the formulas give, its spike statistics
 are judged against NEST's three seeds, the rates agree with NEST's by the project's rule
-(snnbench.network.rate_agreement: Student's two-sample t-test of the seed means), and the E->E weights moved on
+(snnbench.network.judging.rate_agreement: Student's two-sample t-test of the seed means), and the E->E weights moved on
 both (plasticity acted).
 
 The size (2 250 neurons, a tenth of the in-degrees) compiles and runs in minutes and is large
@@ -16,7 +16,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import copy_workflow, snakemake
+from conftest import assert_plausible, copy_workflow, per_population, snakemake
 from snnbench import environments
 from snnbench.network.models import hpc_benchmark as hpc
 
@@ -76,8 +76,8 @@ def test_weights_moved_on_both_simulators(finished, simulator):
         assert weights["count"] == min(hpc.WEIGHT_SAMPLE_TARGETS, net.num_neurons[0]) * net.indegree[0]
         assert weights["sd"] > 0 and weights["moved_fraction"] > 0.5
         assert sum(weights["histogram_relative"]["counts"]) == weights["count"]
-        assert rec["activity"]["plausible"], rec["activity"]["problems"]
-        assert all(c < hpc.MAX_CORRELATION for c in rec["activity"]["correlation"].values())  # asynchronous
+        assert_plausible(rec)
+        assert all(c < hpc.MAX_CORRELATION for c in per_population(rec, "correlation").values())  # asynchronous
 
 
 def test_brian2_rates_agree_with_nest(finished):

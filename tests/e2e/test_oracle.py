@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, experiment, run_first_point, validated
-from snnbench.network import rate_agreement
+from conftest import REPO, experiment, per_population, run_first_point, validated
+from snnbench.network.judging import rate_agreement
 from snnbench.network.models import pd14
 
 pytestmark = pytest.mark.slow
@@ -29,7 +29,7 @@ def ours(seed, tmp_path):
     )
     rec = run_first_point(tmp_path, cfg, 600)
     assert rec["status"] == "ok", rec["failure"]
-    return rec["network"]["num_synapses"], rec["activity"]["rates_hz"]
+    return rec["network"]["num_synapses"], per_population(rec, "rate_hz")
 
 
 def reference(seed, tmp_path):

@@ -15,7 +15,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import DEFAULT_FIGURES, REPO, VENV_BIN, copy_workflow, experiment, run_first_point, snakemake, validated
+from conftest import (
+    DEFAULT_FIGURES,
+    REPO,
+    VENV_BIN,
+    assert_plausible,
+    copy_workflow,
+    experiment,
+    run_first_point,
+    snakemake,
+    validated,
+)
 from snnbench import environments, figures, planning
 from snnbench.network import simulators
 from snnbench.network.models import pd14
@@ -145,7 +155,7 @@ def test_pynn_points_on_one_and_two_threads(mixed):
         assert rec["simulator"]["spike_precision"] == "on_grid"  # iaf_psc_exp, as in NEST's backend
         assert rec["provenance"]["packages"]["pynn"] == "0.13.0"
         assert rec["network"]["num_synapses"] == rec["network"]["expected_synapses"] > 0
-        assert rec["activity"]["checked"] and rec["activity"]["plausible"], rec["activity"]["problems"]
+        assert_plausible(rec)
         threads.append(rec["ranks"][0]["threads"])
         log = (mixed / point.replace("results/", "logs/execute/", 1)).with_suffix(".log").read_text()
         assert "cmake" not in log and "nest-config" not in log and "Traceback" not in log
@@ -187,7 +197,7 @@ def test_two_mpi_ranks(tmp_path):
     rec = run_first_point(tmp_path, cfg, 1200)
     assert rec["status"] == "ok", rec["failure"]
     assert [r["rank"] for r in rec["ranks"]] == [0, 1]
-    assert rec["activity"]["plausible"], rec["activity"]["problems"]
+    assert_plausible(rec)
     # PyNN 0.13's FixedTotalNumberConnector splits each projection's N over the ranks assuming
     # equal numbers of targets per rank: measured here, 2 ranks created 296 711 of 298 883
     # synapses (N = 0.02, K = 0.1). The record shows both numbers; this marks the known loss.

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from conftest import copy_workflow, snakemake
 from snnbench import environments
-from snnbench.network import same_network
+from snnbench.network.judging import same_network
 
 SIZE = {"neuron_scale": 0.005, "indegree_scale": 1.0}
 NETWORK = "networks/pd14/N0.005_K1_seed1"

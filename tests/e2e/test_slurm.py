@@ -33,6 +33,7 @@ from conftest import (
     REPO,
     TINY,
     VENV_BIN,
+    assert_plausible,
     copy_workflow,
     module_tree,
     validated,
@@ -445,7 +446,7 @@ def test_hpc_benchmark_grows_with_the_nodes_and_plasticity_acts_across_them(two_
         assert rec["network"]["num_synapses"] == net.total_synapses
         weights = rec["model_results"]["ee_weights_pA"]
         assert weights["sd"] > 0 and weights["mean"] != pytest.approx(weights["initial"])
-        assert rec["activity"]["plausible"], rec["activity"]["problems"]
+        assert_plausible(rec)
     figures = workdir / "results/nodes-hpc/figures"
     assert (figures / "scaling.png").exists() and (figures / "weights.png").exists()
 

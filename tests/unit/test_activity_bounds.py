@@ -1,13 +1,15 @@
-"""Activity bounds from the model's data and from the reference ensemble (snnbench.network.activity_bounds),
+"""Activity bounds from the model's data and from the reference ensemble (snnbench.network.judging.activity_bounds),
 a broken ensemble flagged against published rates, and collect's re-judging by the ensemble's bounds."""
 
 import pandas as pd
 import pytest
 from conftest import BOUNDS
-from snnbench.network import activity, activity_bounds, activity_ensemble, models, rows
+from snnbench.network import models, rows
+from snnbench.network.judging import activity_bounds, plausibility
 from snnbench.network.models import pd14
 
 PD14 = models.get("pd14")
+INPUTS = plausibility.INPUTS
 PARAMS = {"neuron_scale": 0.1, "indegree_scale": 0.1, "input": "poisson"}
 
 
@@ -37,7 +39,7 @@ def test_pd14_bounds_come_from_its_published_rates():
     assert "N = K = 0.1" in small["basis"]
     # The runs of docs/same-network.md at K = 1, N = 0.01 (highest L23I 24.2 spikes/s) stay plausible.
     rates = dict(zip(pd14.POPULATIONS, [13.5, 24.2, 5.5, 17.1, 19.8, 21.2, 1.8, 22.8], strict=True))
-    assert activity.verdict(stats_of(rates), full, None, (), 1.0)["plausible"] is True
+    assert plausibility.verdict(stats_of(rates), full, None, (), 1.0)["plausible"] is True
 
 
 def test_a_model_without_rates_keeps_the_config_and_an_upper_end_keeps_its_floor():
@@ -56,21 +58,23 @@ def test_the_multi_area_run_at_54_spikes_per_s_is_plausible_by_its_theory():
     bounds = activity_bounds.from_model(BOUNDS, facts)
     assert bounds["max_rate_hz"] == pytest.approx(4 * 41.924) and "STPp-4E" in bounds["basis"]
     run = stats_of({"STPp-4E": 54.0, "STPp-23E": 9.0, "V1-23E": 3.1}, neurons=16)
-    assert activity.verdict(run, BOUNDS, None)["plausible"] is False  # the fixed ceiling's false alarm
-    judged = activity.verdict(run, bounds, None, (), 0.3)
+    assert plausibility.verdict(run, BOUNDS, None)["plausible"] is False  # the fixed ceiling's false alarm
+    judged = plausibility.verdict(run, bounds, None, (), 0.3)
     assert judged["plausible"] is True and judged["bounds"]["source"] == "model"
     # The theory is a ceiling only: INM-6's own V1 + V2 run at N = K = 0.01 fires V1-23E at 0.32-0.39 spikes/s
     # against the theory's 12.8 (the floor stays the config's).
     assert bounds["min_rate_hz"] == BOUNDS["min_rate_hz"]
     quiet = stats_of({"STPp-4E": 30.0, "STPp-23E": 2.0, "V1-23E": 0.32}, neurons=160)
-    assert activity.verdict(quiet, bounds, None, (), 0.3)["plausible"] is True
+    assert plausibility.verdict(quiet, bounds, None, (), 0.3)["plausible"] is True
 
 
 def test_a_floor_is_judged_only_where_a_count_could_reach_it():
     bounds = {**BOUNDS, "min_rate_hz": 0.5, "min_floor_spikes": 3}
     quiet = stats_of({"L23E": 0.0}, neurons=4)  # 0.5 x 4 x 1 s = 2 expected spikes at the floor: not judged
-    assert activity.rate_problems(quiet, bounds, 1.0) == []
-    assert activity.rate_problems(stats_of({"L23E": 0.0}, neurons=10), bounds, 1.0) == ["L23E silent: 0 spikes/s < 0.5"]
+    assert activity_bounds.rate_problems(quiet, bounds, 1.0) == []
+    assert activity_bounds.rate_problems(stats_of({"L23E": 0.0}, neurons=10), bounds, 1.0) == [
+        "L23E silent: 0 spikes/s < 0.5"
+    ]
 
 
 def test_bounds_from_an_ensemble_follow_its_spread_per_population():
@@ -82,8 +86,8 @@ def test_bounds_from_an_ensemble_follow_its_spread_per_population():
     assert bounds["min_rate_hz"] == pytest.approx({"L23E": 0.1, "L5I": 0.9})
     assert bounds["min_cv_isi"] == pytest.approx({"L23E": 0.35, "L5I": 0.35})
     assert bounds["max_cv_isi"] == pytest.approx({"L23E": 1.8, "L5I": 1.8})
-    assert activity.verdict(stats_of({"L23E": 2.0, "L5I": 15.0}), bounds, None, (), 1.0)["plausible"] is True
-    problems = activity.verdict(stats_of({"L23E": 3.0, "L5I": 15.0}, cv=0.2), bounds, None, (), 1.0)["problems"]
+    assert plausibility.verdict(stats_of({"L23E": 2.0, "L5I": 15.0}), bounds, None, (), 1.0)["plausible"] is True
+    problems = plausibility.verdict(stats_of({"L23E": 3.0, "L5I": 15.0}, cv=0.2), bounds, None, (), 1.0)["problems"]
     assert problems == [
         "L23E too active: 3 spikes/s > 2.4",
         "L23E ISI CV 0.20 outside [0.35, 1.8]",
@@ -110,7 +114,7 @@ def test_collect_judges_a_point_again_by_its_reference_ensemble():
     point = stats_of({"L23E": 36.0})  # above the model's ceiling (34.5), within 2 x the seeds' highest (40)
     frame = pd.DataFrame(
         [
-            {"path": f"results/x/seed{seed}", "valid": seed != 3, rows.ACTIVITY_INPUTS: (stats, model, None, [], 1.0)}
+            {"path": f"results/x/seed{seed}", "valid": True, INPUTS: plausibility.Inputs(stats, model, None, (), 1.0)}
             for seed, stats in ((1, member), (2, member), (3, point))
         ]
     )
@@ -118,7 +122,32 @@ def test_collect_judges_a_point_again_by_its_reference_ensemble():
         (f"results/x/seed{s}", {"ensemble": ["results/x/seed1/stats.npz", "results/x/seed2/stats.npz"]})
         for s in (1, 2, 3)
     ]
-    judged = activity_ensemble.rejudge(frame, validations, rows.ACTIVITY_INPUTS, rows.activity_columns)
-    assert rows.ACTIVITY_INPUTS not in judged
+    judged = plausibility.judge(frame, validations)
+    assert INPUTS not in judged
     assert judged["valid"].tolist() == [True, True, True]
     assert judged["activity_bounds_source"].tolist() == ["model", "model", "ensemble"]  # a member: one run left
+
+
+def test_a_record_holds_what_was_measured_and_collect_judges_it_a_version_1_verdict_ignored():
+    """Schema 2: no verdict in the record (none is made at execute); a record of schema 1 still reads, its verdict
+    (made at execute, here wrongly plausible) ignored and the activity judged again from its populations."""
+    import jsonschema
+    import numpy as np
+    from conftest import experiment
+    from snnbench import planning
+    from snnbench.dev.synthetic import make_record
+    from snnbench.records import record
+
+    spec = next(iter(planning.plan({"experiments": [experiment()]}).points.values()))
+    measured = make_record(spec, np.random.default_rng(1), silent="L4E")
+    assert measured["schema_version"] == record.SCHEMA_VERSION == 2 and "activity" not in measured
+    record.validate(measured)
+    old = {**measured, "schema_version": 1, "activity": {"checked": True, "plausible": True, "problems": []}}
+    old["activity"] |= {"rates_hz": {}, "reference": None}
+    record.validate(old)
+    with pytest.raises(jsonschema.ValidationError, match="3 is not one of"):
+        record.validate({**measured, "schema_version": 3})
+    for rec in (measured, old):
+        judged = plausibility.judge(pd.DataFrame([rows.point_row(rec, BOUNDS)]), []).iloc[0]
+        assert judged["activity_plausible"] is False and not judged["valid"]
+        assert "L4E silent" in judged["activity_problems"]

@@ -161,7 +161,7 @@ def comparison_points(brian2_l23e: list[float]):
 
 def test_rates_agree_with_nest_within_seed_spread():
     from scipy import stats
-    from snnbench.network import rate_agreement
+    from snnbench.network.judging import rate_agreement
 
     close = rate_agreement.add_agreement(comparison_points([1.05, 1.25, 1.15]))
     assert close.loc[close["simulator"] == "brian2-cpp", "rates_agree_with_nest"].tolist() == [True] * 3

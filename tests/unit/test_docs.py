@@ -123,12 +123,12 @@ WORDS = {"two": 2, "three": 3, "four": 4}
 def quoted_constants():
     """(doc, the text that quotes a constant, its value there, the constant's value in the code)."""
     from snnbench.machine import interference
-    from snnbench.network import ensemble, group_verdict
+    from snnbench.network.judging import ensemble, group_verdict
 
     figures, binding = REPO / "docs" / "figures.md", REPO / "docs" / "binding.md"
     return [
         (figures, r"With fewer than (\w+) reference runs besides", WORDS, ensemble.MIN_MEMBERS),
-        (figures, r"`snnbench.network.ensemble.MIN_MEMBERS` = (\d+)", int, ensemble.MIN_MEMBERS),
+        (figures, r"`snnbench.network.judging.ensemble.MIN_MEMBERS` = (\d+)", int, ensemble.MIN_MEMBERS),
         (figures, r"(\d+) random relabellings of the runs", int, group_verdict.PERMUTATIONS),
         (figures, r"relabellings of the runs .*? at level ([\d.]+)", float, group_verdict.ALPHA),
         (binding, r"disturbed where others took more than ([\d.]+) of", float, interference.DISTURBED_ABOVE),

@@ -349,7 +349,7 @@ def test_distributions_of_many_area_populations_are_pooled_by_type():
 
 
 def test_rates_by_simulator(data):
-    from snnbench.network import rate_agreement
+    from snnbench.network.judging import rate_agreement
 
     _, ax = draw("rates_by_simulator", data)
     valid = data.points[data.points["valid"]]

@@ -1,9 +1,9 @@
-"""The verdict per simulator (snnbench.network.group_verdict): all of a simulator's runs against the reference's,
-by a permutation test of the largest feature-wise difference, on synthetic features and a points table."""
+"""The verdict per simulator (snnbench.network.judging.group_verdict): all of a simulator's runs against the
+reference's, by a permutation test of the largest feature-wise difference, on synthetic features and a points table."""
 
 import numpy as np
 import pandas as pd
-from snnbench.network import group_verdict
+from snnbench.network.judging import group_verdict
 
 SIZE = {"neuron_scale": 0.1, "indegree_scale": 0.1, "input": "poisson", "t_presim_ms": 100, "t_sim_ms": 1000}
 FEATURES = [f"{s} {p}" for s in ("rate", "cv_isi", "correlation") for p in ("L23E", "L23I", "L4E", "L4I")]

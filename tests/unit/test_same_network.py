@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import config_problems, experiment
-from snnbench.network import same_network, spike_match
+from snnbench.network.judging import same_network, spike_match
 from snnbench.network.models import pd14_exported
 
 

@@ -1,5 +1,5 @@
 """The spike match cannot be fooled: spikes pair one to one within one step, both ways, and a
-population silent on one side is a large rate difference (snnbench.network.spike_match, same_network)."""
+population silent on one side is a large rate difference (snnbench.network.judging.spike_match, same_network)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.optimize import linear_sum_assignment
-from snnbench.network import same_network, spike_match
+from snnbench.network.judging import same_network, spike_match
 
 DT_MS = 0.1
 

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from snnbench.network import references, validation, validation_table
+from snnbench.network import references, validation
+from snnbench.network.judging import validity
 from snnbench.network.models import pd14
 
 SIZE = 60
@@ -114,35 +115,36 @@ def test_the_ks_statistic_is_scipys_without_its_p_value():
 
 def test_ks_critical_value():
     # Smirnov's asymptotic table: c(0.05) = 1.358, c(0.001) = 1.949.
-    assert validation.ks_critical(0.05, 100, 100) == pytest.approx(1.358 * math.sqrt(2 / 100), rel=1e-3)
-    assert validation.ks_critical(0.001, 50, 200) == pytest.approx(1.949 * math.sqrt(250 / 10_000), rel=1e-3)
-    assert validation.ks_critical(0.05, 0, 10) == math.inf
+    assert validity.ks_critical(0.05, 100, 100) == pytest.approx(1.358 * math.sqrt(2 / 100), rel=1e-3)
+    assert validity.ks_critical(0.001, 50, 200) == pytest.approx(1.949 * math.sqrt(250 / 10_000), rel=1e-3)
+    assert validity.ks_critical(0.05, 0, 10) == math.inf
 
 
 def judged(point, reference, seeds=()):
     rows = validation.compare(point, reference, list(seeds), min_samples=5)
-    return validation.verdict({"checked": True, "rows": rows}, TOLERANCE), rows
+    return validity.judge_point({"checked": True, "rows": rows}, TOLERANCE), rows
 
 
 def test_verdict_passes_same_model_and_flags_a_different_one():
     reference = stats_of(seed=1)
     ok, rows = judged(stats_of(seed=2), reference, [stats_of(seed=5)])
-    assert ok["checked"] and ok["passed"], ok["problems"]
+    assert ok["validation_checked"] and ok["validation_passed"], ok["validation_problems"]
     assert len(rows) == 8 * 3 and all(r["n_seeds"] == 1 for r in rows)
-    assert 0 < ok["worst"]["rate"]["ks"] < 1 and ok["worst"]["rate"]["excess"] < 1
+    assert 0 < ok["ks_rate_max"] < 1 and ok["validation_excess_rate"] < 1
 
     bad, _ = judged(stats_of(rate_hz=5.0, seed=3), reference)
-    assert bad["passed"] is False
-    assert any(p.startswith("L23E rate: KS 1.000 to reference") for p in bad["problems"])
-    assert bad["worst"]["rate"]["excess"] > 1
+    assert bad["validation_passed"] is False
+    assert bad["validation_problems"].startswith("L23E rate: KS 1.000 to reference")
+    assert bad["validation_excess_rate"] > 1
 
     correlated, _ = judged(stats_of(identical=True, seed=4), reference)
-    assert correlated["passed"] is False and any("correlation" in p for p in correlated["problems"])
+    assert correlated["validation_passed"] is False and "correlation" in correlated["validation_problems"]
 
 
 def test_verdict_of_unchecked_point():
-    result = validation.verdict({"checked": False, "reason": "point failed", "rows": []}, TOLERANCE)
-    assert result == {"checked": False, "passed": None, "problems": ["point failed"], "worst": {}}
+    result = validity.judge_point({"checked": False, "reason": "point failed", "rows": []}, TOLERANCE)
+    assert not result["validation_checked"] and result["validation_passed"] is None
+    assert result["validation_problems"] == "point failed" and np.isnan(result["validation_excess_rate"])
 
 
 def test_point_files_round_trip(tmp_path):
@@ -192,8 +194,9 @@ def test_reference_and_seed_peers_from_the_config():
     assert len(shown) == 2 * 2 + 2 and all(p.endswith(("seed3", "seed1")) for p in shown)
 
 
-def test_judge_table_agrees_with_verdict():
-    """collect's vectorized verdict gives what `verdict` gives point by point."""
+def test_judge_table_judges_each_point_as_if_alone():
+    """collect judges all points in one table: no point's rows change another's verdict (the number of
+    comparisons, the seeds' excess and the problems are per point)."""
     import pandas as pd
 
     reference = stats_of(seed=1, neurons=30, duration_ms=5000.0)
@@ -213,15 +216,8 @@ def test_judge_table_agrees_with_verdict():
             for n, r in results.items()
         ]
     )
-    table = validation_table.judge_table(rows, meta, TOLERANCE)
+    table = validity.judge_table(rows, meta, TOLERANCE)
     for name, result in results.items():
-        expected = validation.verdict(result, TOLERANCE)
-        got = table.loc[name]
-        assert got["validation_checked"] == expected["checked"]
-        assert got["validation_passed"] == expected["passed"], name
-        assert got["validation_problems"] == "; ".join(expected["problems"]), name
-        for stat, worst in expected["worst"].items():
-            assert got[f"ks_{stat}_max"] == pytest.approx(worst["ks"], nan_ok=True)
-            assert got[f"validation_excess_{stat}"] == pytest.approx(worst["excess"], nan_ok=True)
-            assert got[f"ks_seeds_{stat}_max"] == pytest.approx(worst["ks_seeds"], nan_ok=True)
+        alone = validity.judge_point({**result, "reference": "ref"}, TOLERANCE)
+        pd.testing.assert_series_equal(table.loc[name], alone, check_names=False, obj=name)
     assert list(table["validation_passed"]) == [True, False, False, None]

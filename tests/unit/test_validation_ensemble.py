@@ -1,4 +1,4 @@
-"""Validation against the reference simulator's own seeds (snnbench.network.ensemble) and the one
+"""Validation against the reference simulator's own seeds (snnbench.network.judging.ensemble) and the one
 reference of an experiment (references.reference_simulator), on synthetic samples and a planned config."""
 
 import numpy as np
@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from conftest import experiment, validated
 from scipy import stats as scipy_stats
-from snnbench.network import ensemble, rate_agreement, references, validation, validation_table
+from snnbench.network import references, validation
+from snnbench.network.judging import ensemble, rate_agreement, validity
 
 ALPHA = 0.05
 TOLERANCE = {"alpha": ALPHA, "ks_alpha": 0.001, "ks_margin": {"rate": 0.03, "cv_isi": 0.03, "correlation": 0.06}}
@@ -24,7 +25,7 @@ def draw(rng, scale=1.0, size=100):
 
 
 def flagged(point, members, alpha=ALPHA):
-    row = {"mean": float(np.mean(point)), **ensemble.distances(point, members, None, ks)}
+    row = {"mean": float(np.mean(point)), **validation.ensemble_distances(point, members, None, ks)}
     value, limit, scale = ensemble.offset(row, alpha)
     assert scale == "glog"  # the members' standard errors are known: the generalized log
     return value > limit
@@ -51,10 +52,11 @@ def test_fewer_than_three_reference_seeds_use_the_one_run_rule_never_a_spread_fr
     assert np.isnan(limit([0.9, 1.1])) and np.isfinite(limit([0.9, 1.0, 1.1]))
     assert np.isnan(limit([0.9, 1.0, 1.1], self_index=2))  # a member: two others are no spread either
     assert np.isnan(ensemble.seed_excess([[0.9, 1.0, 1.1]], [None], [0.01], [sems[:3]]))
-    row = {"statistic": "rate", "mean": 1.0, "ensemble_means": [0.9, 1.1], "ensemble_self": None,
-           "ensemble_sems": sems[:2], "n_ensemble": 2, "ks_reference": 0.05, "n_neurons": 200,
+    row = {"population": "E", "statistic": "rate", "mean": 1.0, "ensemble_means": [0.9, 1.1], "ensemble_self": None,
+           "ensemble_sems": sems[:2], "n_ensemble": 2, "ks_reference": 0.9, "n_neurons": 200,
            "n_neurons_reference": 200}  # fmt: skip
-    assert validation.judged(row, TOLERANCE, 24)[2:] == ("KS", "reference")
+    judged = validity.judge_point({"checked": True, "rows": [row]}, TOLERANCE)
+    assert judged["validation_problems"].startswith("E rate: KS 0.900 to reference >")
 
 
 def test_a_shifted_point_fails():
@@ -105,10 +107,10 @@ def test_members_without_spread_give_no_limit():
 def test_distances_to_the_members_leave_the_point_out_where_it_is_one():
     members = [np.array([0.0]), np.array([1.0]), np.array([3.0])]
     gap = lambda a, b: float(abs(a[0] - b[0]))  # noqa: E731
-    member = ensemble.distances(members[1], members, 1, gap)
+    member = validation.ensemble_distances(members[1], members, 1, gap)
     assert (member["ks_ensemble"], member["n_ensemble"], member["ensemble_self"]) == (1.5, 2, 1)
     assert member["ensemble_means"] == [0.0, 1.0, 3.0]
-    outside = ensemble.distances(np.array([2.0, 4.0]), members, None, gap)  # joins the runs, last
+    outside = validation.ensemble_distances(np.array([2.0, 4.0]), members, None, gap)  # joins the runs, last
     assert (outside["ks_ensemble"], outside["n_ensemble"], outside["ensemble_self"]) == (pytest.approx(4 / 3), 3, 3)
     assert outside["ensemble_means"] == [0.0, 1.0, 3.0, 3.0] and np.isnan(outside["ensemble_sems"][0])
 
@@ -184,20 +186,14 @@ def test_verdict_and_table_judge_against_the_ensemble():
         rows = validation.compare(point, members[0], [], 5, members, self_index)
         results[name] = {"checked": True, "rows": rows}
         assert all(r["n_ensemble"] == (5 if self_index is not None else 6) for r in rows)
-    verdicts = {name: validation.verdict(result, TOLERANCE) for name, result in results.items()}
-    excess = {name: max(w["excess"] for w in v["worst"].values()) for name, v in verdicts.items()}
-    assert max(excess["member"], excess["same"]) < 1.5 < excess["shifted"], excess
-    assert verdicts["shifted"]["passed"] is False
-    assert "to reference seeds (n=6)" in verdicts["shifted"]["problems"][0]
-
     rows = pd.DataFrame([dict(r, path=name) for name, res in results.items() for r in res["rows"]])
     meta = pd.DataFrame([{"path": n, "checked": True, "reason": None, "reference": "r"} for n in results])
-    table = validation_table.judge_table(rows, meta, TOLERANCE)
-    for name, expected in verdicts.items():
-        assert table.loc[name, "validation_passed"] == expected["passed"]
-        assert table.loc[name, "validation_problems"] == "; ".join(expected["problems"])
-        assert table.loc[name, "validation_excess_rate"] == pytest.approx(expected["worst"]["rate"]["excess"])
-        assert table.loc[name, "validation_seed_excess"] == pytest.approx(expected["seed_excess"])
+    table = validity.judge_table(rows, meta, TOLERANCE)
+    excess = table[[f"validation_excess_{s}" for s in validation.STATISTICS]].max(axis=1)
+    assert max(excess["member"], excess["same"]) < 1.5 < excess["shifted"], excess
+    assert table.loc["shifted", "validation_passed"] is False
+    assert "to reference seeds (n=6)" in table.loc["shifted", "validation_problems"].split("; ")[0]
+    assert (table["validation_seed_excess"] > 0).all()
 
 
 def test_a_point_beyond_the_t_limit_passes_where_a_reference_seed_lies_further_out():
@@ -207,10 +203,10 @@ def test_a_point_beyond_the_t_limit_passes_where_a_reference_seed_lies_further_o
     point = {"population": "E", "statistic": "rate", "mean": 1.6, "ks_ensemble": 0.1, "n_ensemble": 6}
     point |= {"ensemble_means": [*quiet, 1.6], "ensemble_self": 6, "n_neurons": 100}
     member = dict(point, population="I", mean=1.0, ensemble_means=[1.0, 1.1, 0.9, 1.05, 3.5, 1.0, 1.0])
-    alone = validation.verdict({"checked": True, "rows": [point]}, TOLERANCE)
-    assert alone["passed"] is False and alone["problems"][0].startswith("E rate: log mean off by")
-    beside = validation.verdict({"checked": True, "rows": [point, member]}, TOLERANCE)
-    assert beside["passed"] is True and beside["seed_excess"] > max(w["excess"] for w in alone["worst"].values())
+    alone = validity.judge_point({"checked": True, "rows": [point]}, TOLERANCE)
+    assert alone["validation_passed"] is False and alone["validation_problems"].startswith("E rate: log mean off by")
+    beside = validity.judge_point({"checked": True, "rows": [point, member]}, TOLERANCE)
+    assert beside["validation_passed"] is True and beside["validation_seed_excess"] > alone["validation_excess_rate"]
 
 
 def test_rates_agree_within_what_the_reference_seeds_allow():

@@ -69,7 +69,6 @@ def bench_wrapper(config: dict, tmp: Path) -> list[str]:
             point / "record.json",
             point / "spikes.npz",
             point / "execute.log",
-            bounds=config["activity_check"],
             time_limit_s=time_limit_s(config, spec),
         )
         call_s = time.perf_counter() - start

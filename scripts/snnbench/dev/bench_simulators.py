@@ -19,7 +19,8 @@ from snnbench.dev.benchkit import (
     run_simulate,
     verdict,
 )
-from snnbench.network import activity, rate_agreement
+from snnbench.network import activity
+from snnbench.network.judging import rate_agreement
 from snnbench.network.models import pd14
 from snnbench.network.phases import PHASES
 from snnbench.planning.experiments import expand_points

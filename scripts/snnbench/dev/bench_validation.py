@@ -3,7 +3,7 @@ change of the network it catches (power), measured with real runs of PD14 (or hp
 
 A reference ensemble of `--seeds` NEST runs at one model size, and `--changed-seeds` runs of each deliberately
 changed network (pd14.perturbation: all weights x f, delays + 1 step, L4E's in-degrees x f). False positives:
-each reference seed judged against the others (leave-one-out, snnbench.network.ensemble) and `--second-seeds`
+each reference seed judged against the others (leave-one-out, snnbench.network.judging.ensemble) and `--second-seeds`
 runs of a second correct simulator (SECOND) judged against the whole ensemble; power: each changed run judged
 against the whole ensemble. Both for the spike statistics (validation verdict at the config's `validation.alpha`) and
 for the population rates (ensemble.rates_agree of one run against the ensemble). Runs are kept in --out and
@@ -11,7 +11,7 @@ reused, so a second call only judges again.
 
 Groups (PD14): a pool of `--pool-seeds` fresh NEST seeds (not in the ensemble) judged one by one against the
 whole ensemble (per-run false positives), and `--groups` groups of `--group-size` drawn from it judged as a group
-by the workflow's simulator verdict (snnbench.network.group_verdict; its false positives); `--bug-seeds` runs of
+by the workflow's simulator verdict (snnbench.network.judging.group_verdict; its false positives); `--bug-seeds` runs of
 each of BUGS, one by one and in groups (power).
 
     python -m snnbench.dev.bench_validation --neuron-scale 0.05 --seeds 20 --out results/bench-validation
@@ -32,7 +32,8 @@ import pandas as pd
 from snnbench import planning
 from snnbench.dev import slow_inhibition, validation_groups
 from snnbench.jsonfile import read_json
-from snnbench.network import ensemble, execute, group_verdict, models, rate_agreement, validation
+from snnbench.network import execute, models, validation
+from snnbench.network.judging import ensemble, group_verdict, rate_agreement, validity
 from snnbench.network.simulators import EXTRA_VARIABLE
 from snnbench.tables.frames import read_points
 
@@ -104,7 +105,7 @@ def run(args, seed: int, name: str, change: dict | None, simulator: str = "nest"
     config, spec = point_config(args, seed, change, second=name == SECOND["simulator"], simulator=simulator)
     (folder / "spec.json").write_text(json.dumps(spec))
     files = [folder / name for name in ("spec.json", "record.json", "spikes.npz", "log")]
-    execute.run_point(*files, config["activity_check"], 1800)
+    execute.run_point(*files, 1800)
     settings = {k: config["validation"][k] for k in ("neurons_per_population", "bin_ms", "min_spikes_for_cv")}
     validation.point_statistics(folder / "record.json", folder / "spikes.npz", folder / "stats.npz", settings)
     (folder / "spikes.npz").unlink(missing_ok=True)
@@ -113,12 +114,13 @@ def run(args, seed: int, name: str, change: dict | None, simulator: str = "nest"
 
 def rates(folder: Path) -> np.ndarray:
     rec = read_json(folder / "record.json")
-    return np.array([rec["activity"]["rates_hz"][p] for p in models.get(rec["point"]["model_name"]).populations])
+    rate = {row["population"]: row["rate_hz"] for row in rec["populations"]}
+    return np.array([rate[p] for p in models.get(rec["point"]["model_name"]).populations])
 
 
 def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int) -> bool:
     rows = validation.compare(point, None, [], min_samples, members, self_index)
-    return not validation.verdict({"checked": True, "rows": rows}, tolerance)["passed"]
+    return not validity.judge_point({"checked": True, "rows": rows}, tolerance)["validation_passed"]
 
 
 def judging(args, reference: list[Path]) -> tuple[dict, int, list[dict]]:

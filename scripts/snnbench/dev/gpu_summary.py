@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from snnbench import planning
-from snnbench.network import rate_agreement
+from snnbench.network.judging import rate_agreement
 from snnbench.paths import RESULTS
 
 PD14_COLUMNS = {
@@ -58,7 +58,7 @@ def simulator_label(points: pd.DataFrame) -> pd.Series:
 
 def rates_vs_nest(points: pd.DataFrame) -> pd.DataFrame:
     """Per simulator label and scale: populations whose mean rate agrees with NEST's within the
-    seed spread (snnbench.network.rate_agreement), and the largest difference (spikes/s)."""
+    seed spread (snnbench.network.judging.rate_agreement), and the largest difference (spikes/s)."""
     merged = points.assign(experiment="gpu", simulator=simulator_label(points))
     table = rate_agreement.agreement(merged)
     if table.empty:

@@ -139,7 +139,6 @@ def make_record(spec: dict, rng, status="ok", silent: str | None = None, slow: f
             "expected_synapses": net.total_synapses,
         },
         populations=populations,
-        activity={"checked": True, "plausible": True, "problems": [], "rates_hz": {}, "reference": None},
         simulator={"name": spec["simulator"], "version": "synthetic"},
         ranks=[dict(rank, rank=r) for r in range(ranks)],
     )

@@ -1,4 +1,4 @@
-"""The group part of `make bench-validation`: the simulator verdict (snnbench.network.group_verdict) of groups
+"""The group part of `make bench-validation`: the simulator verdict (snnbench.network.judging.group_verdict) of groups
 drawn from a pool of runs, against the reference ensemble's runs. Its false positives come from groups of fresh
 correct seeds, its power from groups of runs of a deliberate bug.
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from snnbench.network import group_verdict, validation
+from snnbench.network import validation
+from snnbench.network.judging import group_verdict
 
 SEED = 7  # the draws of groups: the same runs give the same table
 

@@ -12,7 +12,8 @@ import pandas as pd
 from snnbench.figures.axes import ERRORBAR, MAX_DOTS, legend, no_data
 from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import INVALID, colors
-from snnbench.network import models, rate_agreement, validation
+from snnbench.network import models, validation
+from snnbench.network.judging import rate_agreement
 
 
 def network_model(points: pd.DataFrame):
@@ -124,7 +125,7 @@ def rates_by_simulator(ax, data: PanelData) -> None:
 def verdict_lines(points: pd.DataFrame) -> str:
     """Each simulator against the reference: over all its runs (group_verdict: every statistic and population),
     and its rates within the reference seeds' spread (rate_agreement)."""
-    from snnbench.network import group_verdict, rate_agreement
+    from snnbench.network.judging import group_verdict, rate_agreement
 
     reference = rate_agreement.reference_of(points)
     lines = []

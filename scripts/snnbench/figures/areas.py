@@ -1,6 +1,7 @@
 """Panels of a network made of areas (the multi-area model): population rates per area and population
 type, and every simulator's rates against the reference simulator's (the model's `reference_simulator`,
-INM-6's own simulation for the multi-area model), judged by the project's rule (snnbench.network.rate_agreement).
+INM-6's own simulation for the multi-area model), judged by the project's rule
+(snnbench.network.judging.rate_agreement).
 
 Populations are the table's rate columns named `<area>-<type>` (rate_V1-23E_hz); means over valid seeds.
 """
@@ -14,7 +15,7 @@ from snnbench.figures.activity import network_model
 from snnbench.figures.axes import legend, no_data
 from snnbench.figures.registry import PanelData, panel
 from snnbench.figures.style import FONT_PT, colors
-from snnbench.network import rate_agreement
+from snnbench.network.judging import rate_agreement
 
 
 def area_rates_long(points: pd.DataFrame, series: str) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Panels of one network run by every simulator (pd14.network_seed, DC input): how many of the reference
 simulator's spikes each simulator emits, and each population's rate against the reference's
-(snnbench.network.same_network; the reference is the table's `validation_reference`, NEST by default)."""
+(snnbench.network.judging.same_network; the reference is the table's `validation_reference`, NEST by default)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 
 from snnbench.figures.axes import legend, no_data
 from snnbench.figures.registry import PanelData, panel
-from snnbench.network import rate_agreement
-from snnbench.network.same_network import SAME_RUN
+from snnbench.network.judging import rate_agreement
+from snnbench.network.judging.same_network import SAME_RUN
 
 WINDOWS = {"spike_match_early": "first 100 ms", "spike_match_run": "whole run"}
 

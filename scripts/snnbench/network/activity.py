@@ -1,12 +1,7 @@
-"""Activity statistics of a run and the verdict whether its activity is plausible.
-
-Sanity before performance: a point whose network is silent, saturated or regular is not a
-performance result. The verdict is recorded with the point and keeps it out of scaling curves.
-"""
+"""Activity statistics of a run, per population: what its record holds (the verdict whether the activity is
+plausible is made at collect: snnbench.network.judging.plausibility)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -86,82 +81,3 @@ def population_stats(
             }
         )
     return stats
-
-
-def at(bound, population: str) -> float:
-    """A bound of one population: the value itself, or its entry where bounds are per population."""
-    return bound[population] if isinstance(bound, dict) else bound
-
-
-def rate_problems(stats: list[dict], bounds: dict, duration_s: float | None = None) -> list[str]:
-    """Silent and too active populations. A floor is judged only where the population's expected spike count
-    at it (over `duration_s`) reaches the bounds' `min_floor_spikes` (snnbench.network.activity_bounds)."""
-    problems = []
-    for row in stats:
-        name, rate = row["population"], row["rate_hz"]
-        floor, ceiling = at(bounds["min_rate_hz"], name), at(bounds["max_rate_hz"], name)
-        countable = duration_s is None or floor * row["neurons"] * duration_s >= bounds.get("min_floor_spikes", 0)
-        if rate < floor and countable:
-            problems.append(f"{name} silent: {rate:.3g} spikes/s < {floor:.3g}")
-        if rate > ceiling:
-            problems.append(f"{name} too active: {rate:.3g} spikes/s > {ceiling:.3g}")
-    return problems
-
-
-def verdict(
-    stats: list[dict],
-    bounds: dict,
-    reference: tuple[dict, str] | None,
-    model_problems: Sequence[str] = (),
-    duration_s: float | None = None,
-) -> dict:
-    """Plausibility (no silent or saturated population, irregular firing, and none of the model's
-    own `model_problems`: NetworkModel.activity_problems) and the distance to published rates where
-    they exist for this scale. `bounds`: the config's, or resolved by snnbench.network.activity_bounds
-    (per population where they come from a reference ensemble; written into the verdict with their source)."""
-    problems = rate_problems(stats, bounds, duration_s)
-    for row in stats:
-        name = row["population"]
-        if row["cv_neurons"] >= bounds["min_neurons_for_cv"]:
-            low, high = at(bounds["min_cv_isi"], name), at(bounds["max_cv_isi"], name)
-            if not low <= row["cv_isi"] <= high:
-                problems.append(f"{name} ISI CV {row['cv_isi']:.2f} outside [{low:.3g}, {high:.3g}]")
-    problems += model_problems
-    result = {
-        "checked": True,
-        "plausible": not problems,
-        "problems": problems,
-        "rates_hz": {row["population"]: round(row["rate_hz"], 6) for row in stats},
-        "cv_isi": {row["population"]: row["cv_isi"] for row in stats},
-        "correlation": {row["population"]: row.get("correlation") for row in stats},
-        "spikes": {row["population"]: row["spikes"] for row in stats},
-        "reference": None,
-        "bounds": {"source": "default", "basis": "the config's activity_check", **bounds},
-    }
-    if reference is not None:
-        ref_rates, source = reference
-        rate = {row["population"]: row["rate_hz"] for row in stats}
-        deviation = {p: abs(rate[p] - r) / r for p, r in ref_rates.items()}
-        worst = max(deviation.values())
-        result["reference"] = {
-            "source": source,
-            "rates_hz": ref_rates,
-            "rel_deviation": {p: round(d, 6) for p, d in deviation.items()},
-            "max_rel_deviation": round(worst, 6),
-            "within_tolerance": bool(worst <= bounds["reference_max_rel_deviation"]),
-        }
-    return result
-
-
-def unchecked(reason: str) -> dict:
-    return {
-        "checked": False,
-        "plausible": None,
-        "problems": [reason],
-        "rates_hz": {},
-        "cv_isi": {},
-        "correlation": {},
-        "spikes": {},
-        "reference": None,
-        "bounds": None,
-    }

@@ -22,7 +22,7 @@ import numpy as np
 from snnbench.environments import EnvironmentMissing, builds, toolchain
 from snnbench.machine import energy, hardware, interference, module_tools
 from snnbench.machine.process_memory import process_mb
-from snnbench.network import activity, activity_bounds, binding, models, race, simulators
+from snnbench.network import activity, binding, models, race, simulators
 from snnbench.network.ranks import merge_ranks, merge_spikes
 from snnbench.network.simulators import python_for
 from snnbench.paths import scripts_on_path
@@ -129,29 +129,21 @@ def launched_as(command: list[str], spec: dict) -> str:
     return f"{started}; " + " ".join(f"{k}={v}" for k, v in binding.OPENMP[binding.asked(spec)].items())
 
 
-def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) -> dict:
+def build_record(spec: dict, ranks: list[dict], senders, times) -> dict:
     model, network_model = spec["model"], models.of_spec(spec)
     merged = merge_ranks(ranks)
     net = network_model.size(model)
     model_results = network_model.results(model, [r.get("model_results", {}) for r in ranks])
     t_sim_s = model["t_sim_ms"] * 1e-3
+    populations = []  # measured here, judged at collect (snnbench.network.judging.plausibility)
     if model["record_spikes"]:
-        stats = activity.population_stats(
+        populations = activity.population_stats(
             senders,
             times,
             ranks[0]["population_first_ids"],
             net.num_neurons.tolist(),
             model["t_sim_ms"],
             network_model.populations_of(model),
-        )
-        # Bounds from the model's own rates where it has them (snnbench.network.activity_bounds).
-        reference = network_model.reference_rates(model)
-        verdict, _ = activity_bounds.judged(network_model, model, stats, model_results, bounds, reference)
-        populations = stats
-    else:
-        verdict, populations = (
-            activity.unchecked(f"spikes not recorded ({spec['model_name']}.record_spikes: false)"),
-            [],
         )
     spikes, events = race.spike_section(spec, ranks, populations, merged["num_synapses"], net.total_neurons)
     return {
@@ -168,7 +160,6 @@ def build_record(spec: dict, ranks: list[dict], senders, times, bounds: dict) ->
         },
         "populations": populations,
         "model_results": model_results,
-        "activity": verdict,
         "spikes": spikes,
         "synaptic_events": events,
         "energy": energy.summarize([(r["host"], r["energy"]) for r in ranks if "energy" in r], energy.sacct_energy()),
@@ -186,7 +177,6 @@ def merge_into(
     spec: dict,
     ranks: list[dict],
     rank_dir: Path,
-    bounds: dict,
     point_dir: Path,
     launch: str,
     env_key: str | None,
@@ -196,7 +186,7 @@ def merge_into(
     binding the run got (launch: how the ranks were started), the hardware files beside it. Returns the spikes."""
     senders, times = merge_spikes(sorted(rank_dir.glob("rank*.npz")))
     rec["provenance"].update(identity.claim([rank.pop("identity", None) for rank in ranks], env_key))
-    rec.update(build_record(spec, ranks, senders, times, bounds))
+    rec.update(build_record(spec, ranks, senders, times))
     rec["binding"] = binding.judge(binding.asked(spec), ranks, launch)
     bindings = [r["binding"] for r in ranks if "binding" in r]
     rec["hardware"] = hardware.write_nodes(rank_dir, bindings, point_dir)
@@ -208,7 +198,6 @@ def run_point(
     record_path: Path,
     spikes_path: Path,
     log_path: Path,
-    bounds: dict,
     time_limit_s: float,
     spec: dict | None = None,
 ) -> dict:
@@ -236,7 +225,7 @@ def run_point(
                 raise PointFailed(f"expected {spec['resources']['ranks']} rank outputs, found {len(ranks)}")
             launch = launched_as(command, spec)
             env_key = provenance.environment_key(spec, simulators.environment_for(spec))
-            senders, times = merge_into(rec, spec, ranks, rank_dir, bounds, Path(record_path).parent, launch, env_key)
+            senders, times = merge_into(rec, spec, ranks, rank_dir, Path(record_path).parent, launch, env_key)
             # This process's own peak too: SLURM's memory limit covers it beside the ranks.
             rec["memory"]["wrapper_peak_rss_mb"] = process_mb("VmHWM")
             rec["status"] = "ok"
@@ -264,7 +253,7 @@ def run_point(
     return rec
 
 
-def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, log_path: Path, bounds: dict) -> dict:
+def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, log_path: Path) -> dict:
     """The record of a point whose ranks ran outside the workflow (`python -m snnbench.network.run
     SPEC DIR` on another machine, snnbench.results.import_runs) from what they left in run_dir: ok where every
     rank wrote its outputs, else failed with the last line of run_dir/log.txt."""
@@ -278,7 +267,7 @@ def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, 
     if len(ranks) == spec["resources"]["ranks"]:
         launch = "not recorded: the ranks ran outside the workflow"
         # None: the ranks ran in an environment of another machine, which this process cannot name.
-        senders, times = merge_into(rec, spec, ranks, Path(run_dir), bounds, Path(record_path).parent, launch, None)
+        senders, times = merge_into(rec, spec, ranks, Path(run_dir), Path(record_path).parent, launch, None)
         rec["status"] = "ok"
     else:
         found = f"{len(ranks)} of {spec['resources']['ranks']} rank outputs"

@@ -292,8 +292,7 @@ class Network(Family):
             record_path=outputs["record.json"],
             spikes_path=outputs["spikes.npz"],
             log_path=log_path,
-            # From the config, not the spec: bounds and limits must not make finished points rerun.
-            bounds=config["activity_check"],
+            # From the config, not the spec: a limit must not make finished points rerun.
             time_limit_s=time_limit_s,
             spec=spec,
         )
@@ -306,7 +305,7 @@ class Network(Family):
 
     def import_run(self, spec: dict, run_dir: Path, outputs: dict, log_path: Path, config: dict) -> dict:
         record_path, spikes_path = outputs["record.json"], outputs["spikes.npz"]
-        return execute.import_run(spec, run_dir, record_path, spikes_path, log_path, config["activity_check"])
+        return execute.import_run(spec, run_dir, record_path, spikes_path, log_path)
 
     def row(self, rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
         return rows.point_row(rec, bounds, benchmark)

@@ -1,7 +1,8 @@
-"""PD14 records -> table rows: the point's parameters, phase times, memory, network, activity,
-and the columns judged across points (validation verdict, parallel efficiency, agreement of
-rates with NEST). The activity verdict is recomputed with the current bounds, so changing a
-tolerance re-judges points without rerunning them; the record keeps the verdict it was written with.
+"""PD14 records -> table rows: the point's parameters, phase times, memory, network, activity, and the
+verdicts, each made here once for all points (snnbench.network.judging: plausible activity, validation,
+parallel efficiency, agreement of rates with the reference, spike match, the group verdict per simulator),
+with the config's current bounds and tolerances, so changing one re-judges points without rerunning them.
+Records hold only what was measured (those of schema version 1 also a verdict, ignored here).
 """
 
 from __future__ import annotations
@@ -14,24 +15,10 @@ import pandas as pd
 
 from snnbench.environments import builds
 from snnbench.machine import interference
-from snnbench.network import (
-    activity_bounds,
-    activity_ensemble,
-    binding,
-    group_verdict,
-    models,
-    race,
-    rate_agreement,
-    same_network,
-    simulators,
-    validation_table,
-)
+from snnbench.network import binding, models, race, simulators
+from snnbench.network.judging import group_verdict, plausibility, rate_agreement, same_network, validity
 from snnbench.network.phases import DETAIL
 from snnbench.records.columns import outcome_columns
-
-# What point_row hands finish_table to judge a point's activity again by its reference ensemble's bounds
-# (populations, the model's bounds, published rates, the model's problems, the window in s); not a column.
-ACTIVITY_INPUTS = "_activity_inputs"
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,46 +131,28 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     row["real_time_factor"] = rec["real_time_factor"]
     row.update(rec["memory"])
     row.update(rec["network"])
+    row["valid"] = True  # a finished point is a result until a verdict at collect says otherwise
     row.update(simulator_columns(rec))
 
     network_model = models.get(spec.get("model_name", models.DEFAULT))
     row.update(network_model.table_columns(rec.get("model_results") or {}))
-    if rec["populations"]:
-        model = spec["model"]
-        reference = _reference_rates(
-            spec.get("model_name", models.DEFAULT), model["neuron_scale"], model["indegree_scale"], model["input"]
-        )
-        # Judged as when the record was written, with the current bounds: the model's where it has rates
-        # (snnbench.network.activity_bounds), the reference ensemble's in finish_table.
-        results = rec.get("model_results") or {}
-        verdict, row[ACTIVITY_INPUTS] = activity_bounds.judged(
-            network_model, model, rec["populations"], results, bounds, reference
-        )
-        for pop in rec["populations"]:
-            row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
-            row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
-            row[f"correlation_{pop['population']}"] = pop.get("correlation")
-    else:
-        verdict = rec["activity"]
-    row.update(activity_columns(verdict))
+    row[plausibility.INPUTS] = activity_inputs(rec, network_model, bounds)
+    for pop in rec.get("populations") or []:
+        row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
+        row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
+        row[f"correlation_{pop['population']}"] = pop.get("correlation")
     return row
 
 
-def activity_columns(verdict: dict) -> dict:
-    """The activity verdict's columns, with the bounds it used and where they came from."""
-    ref, used = verdict["reference"], verdict.get("bounds") or {}
-    return {
-        "activity_checked": verdict["checked"],
-        "activity_plausible": verdict["plausible"],
-        "activity_problems": "; ".join(verdict["problems"]),
-        "activity_bounds_source": used.get("source"),
-        "activity_bounds_basis": used.get("basis"),
-        "reference_max_rel_deviation": ref["max_rel_deviation"] if ref else np.nan,
-        "reference_within_tolerance": ref["within_tolerance"] if ref else None,
-        # Sanity before performance: only plausible (or unchecked) finished runs are results; collect
-        # also rules out those whose spike statistics are outside the validation tolerance.
-        "valid": verdict["plausible"] is not False,
-    }
+def activity_inputs(rec: dict, network_model, bounds: dict):
+    """What a finished point's activity is judged from at collect (plausibility.Inputs), or why it is not."""
+    spec = rec["point"]
+    name, model = spec.get("model_name", models.DEFAULT), spec["model"]
+    if not rec.get("populations"):
+        return f"spikes not recorded ({name}.record_spikes: false)"
+    published = _reference_rates(name, model["neuron_scale"], model["indegree_scale"], model["input"])
+    results = rec.get("model_results") or {}
+    return plausibility.inputs(network_model, model, rec["populations"], results, bounds, published)
 
 
 def build_columns(build: dict | None) -> dict:
@@ -264,12 +233,12 @@ def add_efficiency(points: pd.DataFrame) -> pd.DataFrame:
 def finish_table(
     points: pd.DataFrame, validations: list, tolerance: dict | None, reference: str = rate_agreement.REFERENCE
 ):
-    """The validation verdict judged with the current tolerance (validation_table.judge_table: a point
-    outside it is not valid), parallel efficiency, and rate agreement and the spike match with each
-    experiment's reference simulator (`validation_reference`: what its points were validated against,
-    else `reference`, the model's). Returns the points and the long validation table (one row per
-    point, population and statistic)."""
-    points = activity_ensemble.rejudge(points, validations, ACTIVITY_INPUTS, activity_columns)
+    """The activity verdict (plausibility.judge) and the validation verdict judged with the current tolerance
+    (validity.judge_table: a point outside either is not valid), parallel efficiency, and rate agreement, the
+    spike match and the group verdict with each experiment's reference simulator (`validation_reference`: what
+    its points were validated against, else `reference`, the model's). Returns the points and the long
+    validation table (one row per point, population and statistic)."""
+    points = plausibility.judge(points, validations)
     checks, distances, distance_paths = [], [], []
     for point, result in validations:
         checks.append(
@@ -285,7 +254,7 @@ def finish_table(
         distance_paths += [point] * len(result["rows"])
     long = pd.DataFrame(distances).assign(path=distance_paths) if distances else pd.DataFrame()
     if checks and tolerance is not None:
-        judged = validation_table.judge_table(long, pd.DataFrame(checks), tolerance)
+        judged = validity.judge_table(long, pd.DataFrame(checks), tolerance)
         points = points.join(judged, on="path")
         points["valid"] = points["valid"].astype(bool) & (points["validation_passed"] != False)  # noqa: E712
     else:

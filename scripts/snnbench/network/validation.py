@@ -13,19 +13,11 @@ are compared per population and statistic by the two-sample Kolmogorov-Smirnov s
 the Wasserstein (earth mover's) distance (scipy.stats), as in the INM-6 reference data of the
 PD14 model and Golosio et al. 2023 (Front. Comput. Neurosci.).
 
-The verdict: with a reference ensemble of three or more seeds of the reference simulator, a point fails
-where a population's sample mean of a statistic lies outside what the seeds' own spread allows
-(snnbench.network.ensemble). With one reference run, a point fails if a KS distance to it exceeds what the
-published seed-to-seed spread (`ks_margin`) and the sampling noise of the subsample explain
-together. The sampling noise is the asymptotic two-sample KS critical value
-K⁻¹(a) · sqrt((n + m) / (n m)), with n, m the neurons behind each sample (for correlations too:
-pairs of the same neurons are not independent samples) and a = `ks_alpha` / the number of
-comparisons of the point (Bonferroni: `ks_alpha` is the chance that an unbiased point is flagged).
+The verdict on these distances is made at collect, once: snnbench.network.judging.validity.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import warnings
@@ -34,13 +26,29 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.jsonfile import read_json
-from snnbench.network import ensemble as ensemble_module
 from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
-# How a problem names the ensemble rule's judged value on each scale (snnbench.network.ensemble.offsets).
-MEASURES = {"glog": "glog mean off by", "log": "log mean off by", "linear": "mean off by"}
 UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
+
+
+def ensemble_distances(sample: np.ndarray, members: list[np.ndarray], self_index: int | None, distance) -> dict:
+    """The ensemble fields of one population and statistic: the point's mean distance to the members (itself
+    left out where it is one, `self_index`) and their count; each run's sample mean and its standard error, the
+    point joining the runs (its index last) where it is no member. distance(a, b) -> float (NaN where
+    undefined). One distance per member: validate_point's cost grows linearly with the ensemble."""
+    index = self_index if self_index is not None else len(members)
+    to_members = [distance(sample, m) for i, m in enumerate(members) if i != self_index]
+    to_members = [d for d in to_members if math.isfinite(d)]
+    runs = list(members) if self_index is not None else [*members, sample]
+    return {
+        "ks_ensemble": float(np.mean(to_members)) if to_members else math.nan,
+        "n_ensemble": len(to_members),
+        "ensemble_means": [float(np.mean(r)) if len(r) else math.nan for r in runs],
+        # each run's standard error of its mean: the glog's additive noise (see `offsets`)
+        "ensemble_sems": [float(np.std(r, ddof=1) / math.sqrt(len(r))) if len(r) > 1 else math.nan for r in runs],
+        "ensemble_self": index,
+    }
 
 
 def _trains(senders: np.ndarray, times_ms: np.ndarray, ids: np.ndarray) -> list[np.ndarray]:
@@ -174,7 +182,7 @@ def compare(
     """One row per population and statistic: the point's sample (size, median), its distances
     to the reference run and, as medians over the other seeds of the same shape, between seeds;
     with a reference `ensemble` (the reference simulator's seeds, the point itself at `self_index`
-    if it is one), the ensemble's distances (snnbench.network.ensemble.distances)."""
+    if it is one), the ensemble's distances (`ensemble_distances`)."""
     rows = []
 
     def to_member(a, b):
@@ -200,7 +208,7 @@ def compare(
                 )
             members = [m[pop][stat] for m in ensemble if pop in m]
             if len(members) == len(ensemble) and len(members) >= 2:
-                row.update(ensemble_module.distances(values, members, self_index, to_member))
+                row.update(ensemble_distances(values, members, self_index, to_member))
             between = [distance(values, other[pop][stat], min_samples) for other in seeds if pop in other]
             between = [d for d in between if not math.isnan(d[0])]
             row["n_seeds"] = len(between)
@@ -208,107 +216,6 @@ def compare(
             row["wasserstein_seeds"] = float(np.median([d[1] for d in between])) if between else math.nan
             rows.append(row)
     return rows
-
-
-@functools.lru_cache(maxsize=1024)
-def _kolmogi(alpha: float) -> float:
-    from scipy.special import kolmogi
-
-    return float(kolmogi(alpha))
-
-
-def ks_critical(alpha: float, n: int, m: int) -> float:
-    """Asymptotic two-sample KS critical value at level alpha for samples of n and m:
-    K⁻¹(alpha) · sqrt((n + m) / (n m)), K the Kolmogorov distribution (scipy.special.kolmogi)."""
-    if min(n, m) < 1:
-        return math.inf
-    return _kolmogi(alpha) * math.sqrt((n + m) / (n * m))
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _max(a: float, b: float) -> float:
-    """The larger of two values, ignoring NaN (plain Python: collect calls this per value)."""
-    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
-
-
-def judged(row: dict, tolerance: dict, comparisons: int) -> tuple[float, float, str, str]:
-    """(judged value, its allowed largest value, what it measures, what it was compared with) of one row:
-    with a reference ensemble of enough seeds, the |difference| of the point's sample mean from the
-    members' against the t prediction limit of their means at level `alpha` / comparisons
-    (snnbench.network.ensemble); else the KS distance to the one reference run against sampling noise
-    at `ks_alpha` / comparisons plus the fixed `ks_margin`."""
-    if row.get("ensemble_means"):
-        value, limit, scale = ensemble_module.offset(row, tolerance["alpha"] / max(comparisons, 1))
-        if not math.isnan(limit) and not math.isnan(value):
-            return value, limit, MEASURES[scale], f"reference seeds (n={row['n_ensemble']})"
-    noise = ks_critical(tolerance["ks_alpha"] / max(comparisons, 1), row["n_neurons"], row["n_neurons_reference"])
-    return row["ks_reference"], tolerance["ks_margin"][row["statistic"]] + noise, "KS", "reference"
-
-
-def _compared(row: dict) -> bool:
-    return not _missing(row.get("ks_reference")) or not _missing(row.get("ks_ensemble"))
-
-
-def point_seed_excess(rows: list[dict], tolerance: dict, comparisons: int) -> float:
-    """The reference seeds' own largest excess over a point's compared rows (ensemble.seed_excess; NaN
-    without an ensemble)."""
-    rows = [r for r in rows if r.get("ensemble_means")]
-    if not rows:
-        return math.nan
-    alphas = [tolerance["alpha"] / max(comparisons, 1)] * len(rows)
-    means, indexes = [r["ensemble_means"] for r in rows], [r.get("ensemble_self") for r in rows]
-    return ensemble_module.seed_excess(means, indexes, alphas, [r.get("ensemble_sems") for r in rows])
-
-
-def threshold(seed_excess: float) -> float:
-    """What a point's excess must pass to fail: 1, or the reference seeds' own largest excess where higher."""
-    return max(1.0, seed_excess) if math.isfinite(seed_excess) else 1.0
-
-
-def bound_text(allowed: float, scale: float) -> str:
-    return f"{allowed * scale:.3f}" + (f" (x{scale:.2f}: the reference seeds' own largest excess)" if scale > 1 else "")
-
-
-def verdict(validation: dict, tolerance: dict) -> dict:
-    """Judge a point's distances to its reference with the current tolerance (re-applied at
-    collect time, so changing it re-judges points without recomputing anything).
-
-    `validation` is what validate_point wrote; `tolerance` has alpha (the ensemble rule's level),
-    ks_alpha and ks_margin per statistic (the one-run rule's). Returns checked, passed (None when
-    unchecked), problems, and per statistic the largest judged KS distance and its ratio to the
-    allowed distance."""
-    result = {"checked": False, "passed": None, "problems": [], "worst": {}}
-    if not validation.get("checked"):
-        result["problems"] = [validation.get("reason", "not validated")]
-        return result
-    result["checked"] = True
-    problems = []
-    compared = [r for r in validation["rows"] if _compared(r)]
-    result["seed_excess"] = guard = point_seed_excess(compared, tolerance, len(compared))
-    for stat in STATISTICS:
-        worst = {"ks": math.nan, "wasserstein": math.nan, "ks_seeds": math.nan, "excess": math.nan}
-        for row in validation["rows"]:
-            if row["statistic"] == stat and not _missing(row.get("ks_seeds")):
-                worst["ks_seeds"] = _max(worst["ks_seeds"], row["ks_seeds"])
-        for row in compared:
-            if row["statistic"] != stat:
-                continue
-            value, allowed, measure, against = judged(row, tolerance, len(compared))
-            ks = row.get("ks_ensemble") if not _missing(row.get("ks_ensemble")) else row.get("ks_reference")
-            worst["ks"] = _max(worst["ks"], math.nan if _missing(ks) else ks)
-            worst["wasserstein"] = _max(worst["wasserstein"], row.get("wasserstein_reference", math.nan))
-            scale = 1.0 if measure == "KS" else threshold(guard)
-            worst["excess"] = _max(worst["excess"], value / (allowed * scale))
-            if value > allowed * scale:
-                bound = bound_text(allowed, scale)
-                problems.append(f"{row['population']} {stat}: {measure} {value:.3f} to {against} > {bound}")
-        result["worst"][stat] = {k: float(v) for k, v in worst.items()}
-    result["problems"] = problems
-    result["passed"] = not problems
-    return result
 
 
 def read_spikes(path) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,8 @@ from snnbench.jsonfile import write_json
 from snnbench.records import provenance
 from snnbench.schemas import RECORD_SCHEMA, load_schema
 
-SCHEMA_VERSION = 1
+# 2: measurements only, every verdict at collect (snnbench.network.judging); 1 still reads.
+SCHEMA_VERSION = 2
 
 
 def new(spec: dict) -> dict:

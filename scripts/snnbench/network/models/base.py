@@ -127,7 +127,7 @@ class NetworkModel:
         return None
 
     def activity_rates(self, params: dict, results: dict) -> dict | None:
-        """The rates the activity check's bounds come from (snnbench.network.activity_bounds.from_model):
+        """The rates the activity check's bounds come from (snnbench.network.judging.activity_bounds.from_model):
         `rates_hz` per population, `source` in words, `upper_only` where they are an upper end of the model's
         regime rather than its rates (no floor then); None: the model has none, and the config's bounds judge.
         results: from results(). Default: the published rates at this size (reference_rates)."""

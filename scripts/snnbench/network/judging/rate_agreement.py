@@ -5,7 +5,7 @@ simulator is the experiment's one reference (snnbench.network.references.referen
 `validation.reference`, else the model's `reference_simulator`), named in the table's
 `validation_reference` column. Their population rates agree when, for every population, the difference of
 the seed means lies within what the reference's own seeds allow: the t prediction interval of
-snnbench.network.ensemble.rates_agree at level `ALPHA` over all populations (Bonferroni).
+snnbench.network.judging.ensemble.rates_agree at level `ALPHA` over all populations (Bonferroni).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from snnbench.network.ensemble import rates_agree
+from snnbench.network.judging.ensemble import rates_agree
 
 REFERENCE = "nest"  # where a table names no reference (tables from before the validation_reference column)
 SAME_MODEL = ["experiment", "neuron_scale", "indegree_scale", "input", "t_presim_ms", "t_sim_ms"]

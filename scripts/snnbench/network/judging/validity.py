@@ -1,20 +1,56 @@
-"""The validation verdict of many points at once (collect judges thousands): snnbench.network.validation's
-`verdict`, vectorised over the long table of validate_point's rows."""
+"""The validation verdict: is a point's spike statistics within what its reference allows? Judged once, at
+collect, for all points at once (vectorised: collect judges thousands), from validate_point's distances
+(snnbench.network.validation) and the config's tolerance, so that changing a tolerance re-judges without
+recomputing anything.
+
+The verdict: with a reference ensemble of three or more seeds of the reference simulator, a point fails
+where a population's sample mean of a statistic lies outside what the seeds' own spread allows
+(snnbench.network.judging.ensemble). With one reference run, a point fails if a KS distance to it exceeds what the
+published seed-to-seed spread (`ks_margin`) and the sampling noise of the subsample explain
+together. The sampling noise is the asymptotic two-sample KS critical value
+K⁻¹(a) · sqrt((n + m) / (n m)), with n, m the neurons behind each sample (for correlations too:
+pairs of the same neurons are not independent samples) and a = `ks_alpha` / the number of
+comparisons of the point (Bonferroni: `ks_alpha` is the chance that an unbiased point is flagged).
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
-from snnbench.network import ensemble as ensemble_module
-from snnbench.network.validation import MEASURES, STATISTICS, bound_text, threshold
+from snnbench.network.judging import ensemble as ensemble_module
+from snnbench.network.validation import STATISTICS
+
+# How a problem names the ensemble rule's judged value on each scale (snnbench.network.judging.ensemble.offsets).
+MEASURES = {"glog": "glog mean off by", "log": "log mean off by", "linear": "mean off by"}
+
+
+def threshold(seed_excess: float) -> float:
+    """What a point's excess must pass to fail: 1, or the reference seeds' own largest excess where higher."""
+    return max(1.0, seed_excess) if math.isfinite(seed_excess) else 1.0
+
+
+def bound_text(allowed: float, scale: float) -> str:
+    return f"{allowed * scale:.3f}" + (f" (x{scale:.2f}: the reference seeds' own largest excess)" if scale > 1 else "")
+
+
+def ks_critical(alpha, n, m):
+    """Asymptotic two-sample KS critical value at level alpha for samples of n and m (numbers or arrays):
+    K⁻¹(alpha) · sqrt((n + m) / (n m)), K the Kolmogorov distribution (scipy.special.kolmogi); inf where a
+    sample is empty."""
+    from scipy.special import kolmogi
+
+    n, m = np.asarray(n, dtype=float), np.asarray(m, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((n >= 1) & (m >= 1), kolmogi(alpha) * np.sqrt((n + m) / (n * m)), np.inf)
 
 
 def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     """The compared rows of checked points with `judged` (the judged value), `allowed`, `measure`, `against`,
-    `excess` and `ks` (the KS distance reported): `validation.judged` for many rows at once, vectorised."""
-    from scipy.special import kolmogi
-
+    `excess` and `ks` (the KS distance reported): with a reference ensemble of enough seeds
+    the ensemble rule (snnbench.network.judging.ensemble.offsets), else the KS distance to the one reference run."""
     for column in ("ks_reference", "ks_ensemble", "wasserstein_reference", "n_neurons_reference"):
         if column not in rows:
             rows = rows.assign(**{column: np.nan})
@@ -24,9 +60,7 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
     count = compared.groupby("path")["statistic"].transform("size").to_numpy(dtype=float)
     n = compared["n_neurons"].astype(float)
     m = compared["n_neurons_reference"].astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        critical = kolmogi(tolerance["ks_alpha"] / count)
-        noise = np.where((n >= 1) & (m >= 1), critical * np.sqrt((n + m) / (n * m)), np.inf)
+    noise = ks_critical(tolerance["ks_alpha"] / count, n, m)
     one_run = compared["statistic"].map(tolerance["ks_margin"]).astype(float).to_numpy() + noise
     seeds, off = np.full(len(compared), np.nan), np.full(len(compared), np.nan)
     scales = np.full(len(compared), "linear", dtype=object)
@@ -58,7 +92,7 @@ def _judge_rows(rows: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
 
 
 def _seed_excess(rows: pd.DataFrame, alphas: np.ndarray) -> dict:
-    """Per point (path): the reference seeds' own largest excess (validation.point_seed_excess, many at once)."""
+    """Per point (path): the reference seeds' own largest excess (ensemble.seed_excess)."""
     if rows.empty:
         return {}
     sems = rows["ensemble_sems"] if "ensemble_sems" in rows else pd.Series(None, index=rows.index, dtype=object)
@@ -75,7 +109,7 @@ def _seed_excess(rows: pd.DataFrame, alphas: np.ndarray) -> dict:
 
 
 def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.DataFrame:
-    """`verdict` for many points at once (collect judges thousands): rows is the long table of
+    """The verdict of many points at once: rows is the long table of
     validate_point's rows with a `path` column, meta has path, checked, reason, reference per
     point. Returns one row per point (index path) with the columns that collect adds."""
 
@@ -124,7 +158,8 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
                 + pd.Series(list(map(bound_text, bad["allowed"], bad["scale"])), index=bad.index, dtype=object)
             )
             problems.update(text.groupby(bad["path"]).agg("; ".join))
-        seeds = rows.dropna(subset=["ks_seeds"]).groupby(["path", "statistic"])["ks_seeds"].max()
+        known = rows.dropna(subset=["ks_seeds"]) if "ks_seeds" in rows else rows.iloc[:0].assign(ks_seeds=[])
+        seeds = known.groupby(["path", "statistic"])["ks_seeds"].max()
         for stat in STATISTICS:
             if stat in seeds.index.get_level_values("statistic"):
                 sub = seeds.xs(stat, level="statistic")
@@ -133,3 +168,20 @@ def judge_table(rows: pd.DataFrame, meta: pd.DataFrame, tolerance: dict) -> pd.D
     reasons = meta.set_index("path")["reason"].fillna("not validated").astype(str)
     out["validation_problems"] = problems.where(checked, reasons)
     return out
+
+
+def judge_point(result: dict, tolerance: dict) -> pd.Series:
+    """One point's verdict (`judge_table` on its validate_point result: checked, reason, rows), for tools
+    that judge runs outside collect (snnbench.dev.bench_validation)."""
+    rows = pd.DataFrame(result.get("rows") or []).assign(path="point")
+    meta = pd.DataFrame(
+        [
+            {
+                "path": "point",
+                "checked": result["checked"],
+                "reason": result.get("reason"),
+                "reference": result.get("reference"),
+            }
+        ]
+    )
+    return judge_table(rows, meta, tolerance).loc["point"]

@@ -2,11 +2,11 @@
 
 For each point of a network NEST exported, beside the NEST point of the same model, network and
 seed (any resource shape): the share of NEST's spikes it emits at the same neuron within one time
-step and the share of its spikes NEST emits, spikes paired one to one (snnbench.network.spike_match),
+step and the share of its spikes NEST emits, spikes paired one to one (snnbench.network.judging.spike_match),
 in the first 100 ms of the measured window and over all of it, and the largest relative difference of
 a population's rate from NEST's, populations silent on either side included. Poisson input is
 drawn by each simulator's own generator, so spikes are compared only with DC input; rates over
-seeds are judged by the one rule of snnbench.network.rate_agreement.
+seeds are judged by the one rule of snnbench.network.judging.rate_agreement.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from snnbench.jsonfile import read_json
-from snnbench.network import models, rate_agreement, spike_match
+from snnbench.network import models
+from snnbench.network.judging import rate_agreement, spike_match
 
 SHARES = ("spike_match_early", "spike_match_run", "spike_match_other_early", "spike_match_other_run")
 COLUMNS = (*SHARES, "rate_difference_max_rel")

@@ -26,7 +26,7 @@ PD14's (its published rates are of the size the point runs, or full scale); the 
 ceiling only (`upper_only`), as down-scaled runs, INM-6's own included, fire far below it (35 x at N = K = 0.01
 with V1 and V2 simulated). Seeds of one simulator spread by a few percent (PD14 L5E over ten seeds 6.07-6.84 spikes/s),
 so 2 x the ensemble's highest rate is a saturation, not a seed; how far a point's statistics may lie from the
-seeds' is the validation's question (snnbench.network.ensemble), not this one's.
+seeds' is the validation's question (snnbench.network.judging.ensemble), not this one's.
 
 A floor is judged only where a population's expected spike count at it reaches MIN_FLOOR_SPIKES: below that a
 small population in a short window can fall under it by chance (Poisson counts; a 16-neuron population at
@@ -37,13 +37,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from snnbench.network import activity
-
 CEILING_FACTOR = 4.0
 SILENCE_FACTOR = 10.0
 ENSEMBLE_MARGIN = 2.0
 MIN_FLOOR_SPIKES = 3  # at 10 x the floor a Poisson count falls below 3 with probability 1e-11
 MIN_MEMBERS = 2  # an ensemble's spread needs two runs
+
+
+def at(bound, population: str) -> float:
+    """A bound of one population: the value itself, or its entry where bounds are per population."""
+    return bound[population] if isinstance(bound, dict) else bound
+
+
+def rate_problems(stats: list[dict], bounds: dict, duration_s: float | None = None) -> list[str]:
+    """Silent and too active populations. A floor is judged only where the population's expected spike count
+    at it (over `duration_s`) reaches the bounds' `min_floor_spikes` (snnbench.network.judging.activity_bounds)."""
+    problems = []
+    for row in stats:
+        name, rate = row["population"], row["rate_hz"]
+        floor, ceiling = at(bounds["min_rate_hz"], name), at(bounds["max_rate_hz"], name)
+        countable = duration_s is None or floor * row["neurons"] * duration_s >= bounds.get("min_floor_spikes", 0)
+        if rate < floor and countable:
+            problems.append(f"{name} silent: {rate:.3g} spikes/s < {floor:.3g}")
+        if rate > ceiling:
+            problems.append(f"{name} too active: {rate:.3g} spikes/s > {ceiling:.3g}")
+    return problems
 
 
 def default(config: dict) -> dict:
@@ -70,24 +88,13 @@ def from_model(config: dict, facts: dict | None) -> dict:
     return {**bounds, "basis": basis}
 
 
-def judged(network_model, model: dict, stats: list[dict], results: dict, bounds: dict, reference) -> tuple[dict, tuple]:
-    """A point's activity verdict as execute writes it and collect judges it again: the model's own problems,
-    bounds from the model's rates (from_model, on the config's `bounds`), the published rates `reference`, over
-    the measured window. Returns the verdict and its inputs (what activity_ensemble.rejudge judges again where
-    the point has a reference ensemble)."""
-    problems = network_model.activity_problems(model, stats, results)
-    resolved = from_model(bounds, network_model.activity_rates(model, results))
-    inputs = (stats, resolved, reference, problems, model["t_sim_ms"] * 1e-3)
-    return activity.verdict(*inputs), inputs
-
-
 def ensemble_problems(model: dict, members: list[list[dict]], duration_s: float, published: tuple | None) -> list:
     """What makes a reference ensemble unfit to set bounds: a member implausible under the model's bounds, or
     (where the model publishes rates for the size) the members' mean rate of a population more than
     `reference_max_rel_deviation` from the published one."""
     problems = []
     for i, stats in enumerate(members):
-        problems += [f"member {i}: {p}" for p in activity.rate_problems(stats, model, duration_s)]
+        problems += [f"member {i}: {p}" for p in rate_problems(stats, model, duration_s)]
     if published is not None and members:
         rates, source = published
         for name, reference in rates.items():

@@ -133,7 +133,7 @@ def add_verdicts(points: pd.DataFrame, long: pd.DataFrame, reference: str) -> pd
 
 def table(points: pd.DataFrame) -> pd.DataFrame:
     """One row per experiment, simulator build and perturbation: the verdict (what the simulators figure and
-    `python -m snnbench.network.group_verdict` show)."""
+    `python -m snnbench.network.judging.group_verdict` show)."""
     if "simulator_verdict" not in points:
         return pd.DataFrame()
     judged = points[points["simulator_verdict"].notna() & (points["simulator_verdict"] != REFERENCE)]
@@ -142,7 +142,8 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m snnbench.network.group_verdict results/<experiment>/points.csv`: the verdicts per simulator."""
+    """`python -m snnbench.network.judging.group_verdict results/<experiment>/points.csv`: the verdicts per
+    simulator."""
     import sys
 
     paths = (argv if argv is not None else sys.argv[1:]) or ["results/points.csv"]

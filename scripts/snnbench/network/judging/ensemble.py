@@ -187,22 +187,3 @@ def rates_agree(reference: np.ndarray, other: np.ndarray, alpha: float = 0.05) -
     a = alpha / reference.shape[1]
     tolerance = stats.t.ppf(1 - a / 2, n + m - 2) * spread * math.sqrt(1 / n + 1 / m)
     return {"difference": difference, "spread": spread, "tolerance": tolerance, "agrees": difference <= tolerance}
-
-
-def distances(sample: np.ndarray, members: list[np.ndarray], self_index: int | None, distance) -> dict:
-    """The ensemble fields of one population and statistic: the point's mean distance to the members (itself
-    left out where it is one, `self_index`) and their count; each run's sample mean and its standard error, the
-    point joining the runs (its index last) where it is no member. distance(a, b) -> float (NaN where
-    undefined). One distance per member: validate_point's cost grows linearly with the ensemble."""
-    index = self_index if self_index is not None else len(members)
-    to_members = [distance(sample, m) for i, m in enumerate(members) if i != self_index]
-    to_members = [d for d in to_members if math.isfinite(d)]
-    runs = list(members) if self_index is not None else [*members, sample]
-    return {
-        "ks_ensemble": float(np.mean(to_members)) if to_members else math.nan,
-        "n_ensemble": len(to_members),
-        "ensemble_means": [float(np.mean(r)) if len(r) else math.nan for r in runs],
-        # each run's standard error of its mean: the glog's additive noise (see `offsets`)
-        "ensemble_sems": [float(np.std(r, ddof=1) / math.sqrt(len(r))) if len(r) > 1 else math.nan for r in runs],
-        "ensemble_self": index,
-    }
