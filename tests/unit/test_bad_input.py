@@ -258,3 +258,25 @@ def test_an_hpc_benchmark_population_of_one_neuron_is_refused():
     weak["hpc_benchmark"].pop("neuron_scale")
     (found,) = config_problems({**weak, "scaling": "weak"})
     assert "hpc_benchmark.neuron_scale_per_vp gives populations of fewer than 2" in found
+
+
+def test_a_record_whose_population_statistic_has_the_wrong_type_is_set_aside_not_judged(tmp_path, monkeypatch):
+    """collect judges activity from a record's populations: a rate edited to a string is named (file, key, what is
+    allowed) and the record set aside before any job, never a traceback at collect."""
+    import numpy as np
+    from snnbench import planning
+    from snnbench.dev.synthetic import make_record
+    from snnbench.planning import before_jobs
+
+    monkeypatch.chdir(tmp_path)
+    campaign = planning.plan({"experiments": [experiment()]})
+    point = next(iter(campaign.points))
+    rec = make_record(campaign.points[point], np.random.default_rng(1))
+    rec["populations"][2]["rate_hz"] = "fast"
+    Path(point).mkdir(parents=True)
+    Path(point, "spec.json").write_text(json.dumps(campaign.points[point]))
+    Path(point, "record.json").write_text(json.dumps(rec))
+    [line] = before_jobs.set_aside_damaged(campaign, campaign.points, dry_run=False)
+    assert line.startswith(f"{point}/record.json is not what it should be ('fast' is not of type 'number'")
+    assert "at populations/2/rate_hz, see record.schema.yaml" in line and "set aside as" in line
+    assert Path(point, "record.json.damaged").exists() and not Path(point, "record.json").exists()
