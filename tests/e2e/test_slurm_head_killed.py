@@ -29,10 +29,11 @@ from test_slurm import (  # noqa: F401 (the fixtures cluster and shared_dir)
 pytestmark = pytest.mark.slow
 
 SEEDS = (1, 2, 3)
-# Each point a job of ~50 s, which outlasts a restart; the two nodes take two at a time (network points ask for
-# whole nodes).
+# Each point simulates 12 s, a job that outlasts a restart also on a loaded machine (at 6 s, jobs of ~50 s under
+# load once ended before the next head planned: its lock check and unlock took as long; the whole test is ~50 s on
+# an idle machine); the two nodes take two at a time (network points ask for whole nodes).
 EXPERIMENT = dict(TINY, name="halfway", resources={"threads_per_rank": [1]}, seeds=list(SEEDS))
-EXPERIMENT["pd14"] = dict(TINY["pd14"], t_sim_ms=6000)
+EXPERIMENT["pd14"] = dict(TINY["pd14"], t_sim_ms=12000)
 # The points' records alone: what is at stake (no tables, figures or validation to wait for).
 RECORDS = [f"{point('halfway', 1, 1).removesuffix('seed1')}seed{seed}/record.json" for seed in SEEDS]
 
