@@ -58,8 +58,9 @@ def verdict(
 ) -> dict:
     """Plausibility (no silent or saturated population, irregular firing, and none of the model's
     own `model_problems`: NetworkModel.activity_problems) and the distance to published rates where
-    they exist for this scale. `bounds`: the config's, or resolved by snnbench.network.judging.activity_bounds
-    (per population where they come from a reference ensemble; written into the verdict with their source)."""
+    they exist for this scale (the measurements stay in the record's populations). `bounds`: the config's, or
+    resolved by snnbench.network.judging.activity_bounds (per population where they come from a reference
+    ensemble; written into the verdict with their source)."""
     problems = activity_bounds.rate_problems(stats, bounds, duration_s)
     for row in stats:
         name = row["population"]
@@ -72,10 +73,6 @@ def verdict(
         "checked": True,
         "plausible": not problems,
         "problems": problems,
-        "rates_hz": {row["population"]: round(row["rate_hz"], 6) for row in stats},
-        "cv_isi": {row["population"]: row["cv_isi"] for row in stats},
-        "correlation": {row["population"]: row.get("correlation") for row in stats},
-        "spikes": {row["population"]: row["spikes"] for row in stats},
         "reference": None,
         "bounds": {"source": "default", "basis": "the config's activity_check", **bounds},
     }
@@ -99,10 +96,6 @@ def unchecked(reason: str) -> dict:
         "checked": False,
         "plausible": None,
         "problems": [reason],
-        "rates_hz": {},
-        "cv_isi": {},
-        "correlation": {},
-        "spikes": {},
         "reference": None,
         "bounds": None,
     }
