@@ -62,3 +62,19 @@ def test_each_finished_point_carries_its_groups_verdict_and_the_reference_its_ro
     assert verdicts[("nest", '{"w": 1.1}')] == {"differs (rate: L4I)"}
     assert judged.loc["results/x/nest/failed", "simulator_verdict"] is None
     assert len(group_verdict.table(judged.reset_index())) == 2
+
+
+def test_rates_and_cvs_of_every_neuron_replace_the_subsamples_and_correlations_stay_the_subsamples():
+    long = pd.DataFrame(
+        [
+            {"path": path, "statistic": statistic, "population": "L4I", "mean": value}
+            for path in ("a", "b")
+            for statistic, value in (("rate", 1.0), ("cv_isi", 0.5), ("correlation", 0.01))
+        ]
+    )
+    points = pd.DataFrame({"path": ["b", "a"], "rate_L4I_hz": [2.0, 3.0], "cv_isi_L4I": [0.7, None]})
+    wide = group_verdict.features(long, points)
+    assert wide.loc["a", "rate L4I"] == 3.0 and wide.loc["b", "rate L4I"] == 2.0  # every neuron's, by path
+    assert wide.loc["b", "cv_isi L4I"] == 0.7 and np.isnan(wide.loc["a", "cv_isi L4I"])  # not the subsample's 0.5
+    assert (wide["correlation L4I"] == 0.01).all()  # correlations: the subsample's
+    assert (group_verdict.features(long)["rate L4I"] == 1.0).all()  # without a points table: the subsample's

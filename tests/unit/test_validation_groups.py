@@ -27,3 +27,13 @@ def test_groups_of_a_shifted_pool_differ_and_those_of_the_reference_mostly_not()
     assert same["groups"] == 20 and same["differ"] <= 4
     assert shifted["differ"] == 10 and shifted["named"].startswith("rate L")  # the shifted features named
     assert "correlation" not in shifted["named"]
+
+
+def test_other_references_count_each_references_groups_said_to_differ():
+    reference, pool = runs(20, 0.0, seed=1), runs(60, 0.0, seed=2)
+    counts = validation_groups.other_references(reference, pool, 5, 20, 10)
+    assert len(counts) == 5 and all(0 <= c <= 20 for c in counts)
+    assert np.mean(counts) / 20 <= 0.2  # runs drawn as the reference: about ALPHA (5 %) of the groups
+    assert counts == validation_groups.other_references(reference, pool, 5, 20, 10)  # the same draws each time
+    shifted = validation_groups.other_references(reference, runs(60, 2.5, seed=3), 3, 20, 10)
+    assert sum(shifted) > sum(counts)  # a pool unlike the reference: its groups differ from references of both

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from snnbench import planning
-from snnbench.dev import slow_inhibition, validation_groups
+from snnbench.dev import delay_bugs, validation_groups
 from snnbench.jsonfile import read_json
 from snnbench.network import execute, models, validation
 from snnbench.network.judging import ensemble, group_verdict, rate_agreement, validity
@@ -62,7 +62,8 @@ SPLITS = 500  # random halves of the reference seeds whose seed means are compar
 BUGS = {
     "background +2.5%": {"perturbation": {"background_rate_scale": 1.025}},
     "weights x1.05": {"perturbation": {"weight_scale": 1.05}},
-    "slow inhibition": {"simulator": slow_inhibition.NAME},
+    "slow inhibition": {"simulator": delay_bugs.SlowInhibitionBackend.name},
+    "fast excitation": {"simulator": delay_bugs.FastExcitationBackend.name},
 }
 POOL_FIRST_SEED = 1001  # fresh seeds: above any ensemble's
 BUG_FIRST_SEED = 2001
@@ -231,6 +232,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bugs", help=f"which of: {', '.join(BUGS)}; default: all; none: none")
     parser.add_argument("--groups", type=int, default=20, help="groups drawn from the pool and from each bug's runs")
     parser.add_argument("--group-size", type=int, default=10)
+    parser.add_argument(
+        "--other-references", type=int, default=30, help="references drawn anew from the ensemble and the pool"
+    )
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--out", default="results/bench-validation")
     parser.add_argument("--tables", nargs="+", type=Path, help="judge the workflow's points.csv tables instead")
@@ -279,10 +283,8 @@ def main(argv: list[str] | None = None) -> None:
         print_tables(args.tables)
         return
     started = time.monotonic()
-    # The dynamics bug is a simulator of its own: registered for the plan here and for the runs it starts.
-    os.environ[EXTRA_VARIABLE] = ",".join(
-        filter(None, [os.environ.get(EXTRA_VARIABLE), slow_inhibition.REGISTRY_ENTRY])
-    )
+    # The dynamics bugs are simulators of their own: registered for the plan here and for the runs it starts.
+    os.environ[EXTRA_VARIABLE] = ",".join(filter(None, [os.environ.get(EXTRA_VARIABLE), delay_bugs.REGISTRY]))
     tasks, group_names = tasks_of(args)
     with ProcessPoolExecutor(args.jobs) as pool:  # processes: a run supervises its child with signals
         folders = list(pool.map(run, [args] * len(tasks), *zip(*tasks, strict=True)))
@@ -303,33 +305,46 @@ def main(argv: list[str] | None = None) -> None:
         halves = f" of {SPLITS} halves" if len(line["seed_means"]) > 1 else ""
         print(f"{line['runs']:34s} {line['n']:3d}  {shares[0]:27.0%}  {shares[1]:12.0%}  {shares[2]:17.0%}{halves}")
     if grouped:
-        print_groups(args, len(reference), grouped, judged_by)
+        print_groups(args, reference, grouped, judged_by)
     print(f"wall time {time.monotonic() - started:.0f} s ({len(tasks)} runs, those on disk reused)")
 
 
-def print_groups(args, seeds: int, grouped: dict[str, list[Path]], judged_by: tuple) -> None:
-    """Per-run flags and the simulator verdict of drawn groups against the `seeds` reference seeds (judged_by:
+def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]], judged_by: tuple) -> None:
+    """Per-run flags and the simulator verdict of drawn groups against the reference seeds' runs (judged_by:
     judging()): the fresh pool (false positives) and each bug."""
     tolerance, min_samples, members = judged_by
-    wide_reference = validation_groups.features(members, min_samples)
+    wide_reference = validation_groups.features(reference, min_samples)
     print(
         f"\nsimulator verdict (alpha {group_verdict.ALPHA}): groups of {args.group_size} "
-        f"against the {seeds} ensemble seeds"
+        f"against the {len(reference)} ensemble seeds"
     )
     print(f"{'runs':20s} {'n':>3s}  flagged one by one  groups said to differ  median p  features named most")
     for name, folders in grouped.items():
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
         flags = [flagged(point, members, None, tolerance, min_samples) for point in stats]
+        wide = validation_groups.features(folders, min_samples)
         found = validation_groups.summary(
-            validation_groups.verdicts(
-                validation_groups.features(stats, min_samples), wide_reference, args.groups, args.group_size
-            )
+            validation_groups.verdicts(wide, wide_reference, args.groups, args.group_size)
         )
         label = "fresh NEST seeds" if name == "pool" else name
         print(
             f"{label:20s} {len(folders):3d}  {sum(flags):6d} / {len(flags):<3d}      {found['differ']:8d} / "
             f"{found['groups']:<3d}      {found['median_p']:8.4f}  {found['named']}"
         )
+        if name == "pool" and args.other_references:
+            print_other_references(args, wide_reference, wide)
+
+
+def print_other_references(args, reference, pool) -> None:
+    """The pool's false positives against references drawn anew (validation_groups.other_references)."""
+    counts = validation_groups.other_references(reference, pool, args.other_references, args.groups, args.group_size)
+    at_most_one = sum(count <= 1 for count in counts)
+    print(
+        f"{'':20s} against {len(counts)} other references of {len(reference)} drawn from all "
+        f"{len(reference) + len(pool)} NEST runs: groups said to differ per reference median "
+        f"{np.median(counts):g} / {args.groups}, mean {np.mean(counts) / args.groups:.1%}, at most 1 in "
+        f"{at_most_one} of {len(counts)}, most {max(counts)}"
+    )
 
 
 if __name__ == "__main__":

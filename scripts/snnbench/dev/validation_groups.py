@@ -10,23 +10,28 @@ the count is a description of these runs, not a binomial trial of its own).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from snnbench.network import validation
+from snnbench.network import activity, validation
 from snnbench.network.judging import group_verdict
 
 SEED = 7  # the draws of groups: the same runs give the same table
 
 
-def features(stats: list[dict], min_samples: int) -> pd.DataFrame:
-    """One row per run (stats.npz contents, validation.load), one column per `<statistic> <population>`: the
-    run's sample means, the features the workflow's simulator verdict compares."""
-    rows = []
-    for index, point in enumerate(stats):
-        for row in validation.compare(point, None, [], min_samples):
-            rows.append({"path": index, **row})
-    return group_verdict.features(pd.DataFrame(rows))
+def features(folders: list[Path], min_samples: int) -> pd.DataFrame:
+    """One row per run folder (its stats.npz and record.json), one column per `<statistic> <population>`: the
+    features the workflow's simulator verdict compares (group_verdict.features)."""
+    rows, whole = [], []
+    for index, folder in enumerate(folders):
+        point = validation.load(folder / "stats.npz")[0]
+        rows += [{"path": index, **row} for row in validation.compare(point, None, [], min_samples)]
+        record = json.loads((folder / "record.json").read_text())
+        whole.append({"path": index, **activity.table_columns(record["populations"])})
+    return group_verdict.features(pd.DataFrame(rows), pd.DataFrame(whole))
 
 
 def draws(pool_size: int, groups: int, size: int) -> list[np.ndarray]:
@@ -38,6 +43,21 @@ def draws(pool_size: int, groups: int, size: int) -> list[np.ndarray]:
 def verdicts(pool: pd.DataFrame, reference: pd.DataFrame, groups: int, size: int) -> list[dict]:
     """group_verdict.group_test of each drawn group against all of `reference`."""
     return [group_verdict.group_test(pool.iloc[chosen], reference) for chosen in draws(len(pool), groups, size)]
+
+
+def other_references(reference: pd.DataFrame, pool: pd.DataFrame, references: int, groups: int, size: int) -> list:
+    """Groups of the pool said to differ per reference drawn anew: `references` times, as many runs as the
+    reference has out of the reference's and the pool's runs together, `groups` groups of `size` out of the rest.
+    One reference's count depends much on how that reference happened to fall (every group is judged against
+    it); over many the mean share is the verdict's false-positive rate."""
+    runs = pd.concat([reference, pool], ignore_index=True)
+    rng = np.random.default_rng(SEED)
+    counts = []
+    for _ in range(references):
+        order = rng.permutation(len(runs))
+        drawn, rest = runs.iloc[order[: len(reference)]], runs.iloc[order[len(reference) :]]
+        counts.append(summary(verdicts(rest, drawn, groups, size))["differ"])
+    return counts
 
 
 def summary(found: list[dict]) -> dict:

@@ -10,6 +10,21 @@ import numpy as np
 # the measured window (the validation statistics compute their own distribution, from the config).
 CORRELATION_NEURONS = 200
 CORRELATION_BIN_MS = 2.0
+# points.csv's column of each population's statistic (validation.STATISTICS' names) and the record's field.
+TABLE_COLUMNS = {
+    "rate": ("rate_{}_hz", "rate_hz"),
+    "cv_isi": ("cv_isi_{}", "cv_isi"),
+    "correlation": ("correlation_{}", "correlation"),
+}
+
+
+def table_columns(populations: list[dict]) -> dict:
+    """A record's `populations` as points.csv's columns (TABLE_COLUMNS): rate_L23E_hz, cv_isi_L23E, ..."""
+    return {
+        column.format(pop["population"]): pop.get(field)
+        for pop in populations
+        for column, field in TABLE_COLUMNS.values()
+    }
 
 
 def mean_correlation(senders: np.ndarray, times_ms: np.ndarray, neurons: np.ndarray) -> float | None:

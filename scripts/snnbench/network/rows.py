@@ -15,7 +15,7 @@ import pandas as pd
 
 from snnbench.environments import builds
 from snnbench.machine import interference
-from snnbench.network import binding, models, race, simulators
+from snnbench.network import activity, binding, models, race, simulators
 from snnbench.network.judging import group_verdict, plausibility, rate_agreement, same_network, validity
 from snnbench.network.phases import DETAIL
 from snnbench.records.columns import outcome_columns
@@ -137,10 +137,7 @@ def point_row(rec: dict, bounds: dict, benchmark: dict | None = None) -> dict:
     network_model = models.get(spec.get("model_name", models.DEFAULT))
     row.update(network_model.table_columns(rec.get("model_results") or {}))
     row[plausibility.INPUTS] = activity_inputs(rec, network_model, bounds)
-    for pop in rec.get("populations") or []:
-        row[f"rate_{pop['population']}_hz"] = pop["rate_hz"]
-        row[f"cv_isi_{pop['population']}"] = pop["cv_isi"]
-        row[f"correlation_{pop['population']}"] = pop.get("correlation")
+    row.update(activity.table_columns(rec.get("populations") or []))
     return row
 
 
