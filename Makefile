@@ -292,8 +292,9 @@ bench-toolchain-build: env lmod
 ## bench-validation: validation's measured error rates (docs/figures.md): for PD14 at N = K = 0.1 a reference ensemble
 ## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
 ## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);
-## the simulator verdict of groups of 10 drawn from 60 fresh NEST seeds (false positives) and from 20 runs of each of
-## three bugs (background +2.5 %, weights x1.05, inhibitory delays x1.5 as a plugin simulator: power), 1 s per run;
+## the simulator verdict of groups of 10 drawn from 60 fresh NEST seeds (false positives, also against 30 references
+## drawn anew) and from 20 runs of each of four bugs (background +2.5 %, weights x1.05, inhibitory delays x1.5 and
+## excitatory delays x0.5 as plugin simulators: power), 1 s per run;
 ## hpc_benchmark's at its preset's size (20 seeds and inhibition x0.95-0.8, N = 1, K = 0.1, 1 s: ~40 min); the multi-area
 ## model's all-area run against 20 seeds of INM-6's own code, and with its weights x1.05-1.2
 ## (config/experiments/mam-validation.yaml, 58 points: ~40 min), judged from its tables. Runs kept in
