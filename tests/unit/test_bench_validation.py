@@ -39,3 +39,17 @@ def test_tables_are_judged_against_the_shared_ensemble_they_name(tmp_path, monke
     assert judged["statistics"] == [False, True, True, True] and judged["invalid"] == [False, True, True, True]
     assert judged["rates"] == [False, True, True, True]  # A at 7 spikes/s: outside the seeds' 5 +- 0.1
     assert judged["seed_means"] == [True] and len(reference["seed_means"]) == bench_validation.SPLITS
+
+
+def test_every_neurons_rates_and_cvs_replace_the_subsamples_means_and_correlations_stay():
+    rows = [
+        {"population": "L4I", "statistic": s, "mean": 1.0, "ensemble_means": [1.0, 1.1], "ensemble_sems": [0.1, 0.1]}
+        for s in ("rate", "cv_isi", "correlation")
+    ]
+    mine = {"L4I": {"rate_hz": 5.0, "cv_isi": 0.8}}
+    members = [{"L4I": {"rate_hz": 4.0, "cv_isi": 0.7}}, {"L4I": {"rate_hz": 4.2, "cv_isi": 0.75}}]
+    rate, cv, correlation = bench_validation.with_every_neuron(rows, mine, members)
+    assert rate["mean"] == 5.0 and rate["ensemble_means"] == [4.0, 4.2] and "ensemble_sems" not in rate
+    assert cv["mean"] == 0.8 and cv["ensemble_means"] == [0.7, 0.75]  # judged on the log scale: no sems
+    assert correlation == rows[2]  # correlations: the subsample's, as the rule has them
+    assert rows[0]["mean"] == 1.0 and "ensemble_sems" in rows[0]  # the rule's own rows untouched

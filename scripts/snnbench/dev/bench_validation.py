@@ -32,7 +32,7 @@ import pandas as pd
 from snnbench import planning
 from snnbench.dev import delay_bugs, validation_groups
 from snnbench.jsonfile import read_json
-from snnbench.network import execute, models, validation
+from snnbench.network import activity, execute, models, validation
 from snnbench.network.judging import ensemble, group_verdict, rate_agreement, validity
 from snnbench.network.simulators import EXTRA_VARIABLE
 from snnbench.tables.frames import read_points
@@ -119,9 +119,34 @@ def rates(folder: Path) -> np.ndarray:
     return np.array([rate[p] for p in models.get(rec["point"]["model_name"]).populations])
 
 
-def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int) -> bool:
+def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_samples: int, whole=None) -> bool:
+    """Whether the per-point rule flags a run; with `whole` (the run's and the members' record populations,
+    `populations`), as it would on every neuron's rates and ISI CVs (`with_every_neuron`)."""
     rows = validation.compare(point, None, [], min_samples, members, self_index)
+    if whole is not None:
+        rows = with_every_neuron(rows, *whole)
     return not validity.judge_point({"checked": True, "rows": rows}, tolerance)["validation_passed"]
+
+
+def populations(folder: Path) -> dict[str, dict]:
+    """A run's record populations by name: every neuron's spike statistics."""
+    return {row["population"]: row for row in read_json(folder / "record.json")["populations"]}
+
+
+def with_every_neuron(rows: list[dict], mine: dict, members: list[dict]) -> list[dict]:
+    """The rows with the run's and the members' means of every neuron's rates and ISI CVs (their records) in place
+    of the subsample's, judged on the log scale (a record holds no standard errors for the generalized log):
+    what the per-point rule would say on every neuron (issue 52), measured beside what it says."""
+    fields = {statistic: activity.TABLE_COLUMNS[statistic][1] for statistic in group_verdict.WHOLE_POPULATION}
+    changed = []
+    for row in rows:
+        field, population = fields.get(row["statistic"]), row["population"]
+        if field is not None:
+            row = {k: v for k, v in row.items() if k != "ensemble_sems"}
+            row["mean"] = mine[population][field]
+            row["ensemble_means"] = [member[population][field] for member in members]
+        changed.append(row)
+    return changed
 
 
 def judging(args, reference: list[Path]) -> tuple[dict, int, list[dict]]:
@@ -314,25 +339,43 @@ def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]], ju
     judging()): the fresh pool (false positives) and each bug."""
     tolerance, min_samples, members = judged_by
     wide_reference = validation_groups.features(reference, min_samples)
+    reference_whole = [populations(f) for f in reference]
     print(
         f"\nsimulator verdict (alpha {group_verdict.ALPHA}): groups of {args.group_size} "
         f"against the {len(reference)} ensemble seeds"
     )
-    print(f"{'runs':20s} {'n':>3s}  flagged one by one  groups said to differ  median p  features named most")
+    print(
+        f"{'runs':32s} {'n':>3s}  flagged one by one (every neuron's rates, CVs)  groups differ  median p  named most"
+    )
+    by_rule = [flagged(m, members, j, tolerance, min_samples) for j, m in enumerate(members)]
+    every = [
+        flagged(m, members, j, tolerance, min_samples, (reference_whole[j], reference_whole))
+        for j, m in enumerate(members)
+    ]
+    print_flags("reference seeds, leave-one-out", by_rule, every)
     for name, folders in grouped.items():
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
         flags = [flagged(point, members, None, tolerance, min_samples) for point in stats]
+        every = [
+            flagged(point, members, None, tolerance, min_samples, (populations(f), reference_whole))
+            for point, f in zip(stats, folders, strict=True)
+        ]
         wide = validation_groups.features(folders, min_samples)
         found = validation_groups.summary(
             validation_groups.verdicts(wide, wide_reference, args.groups, args.group_size)
         )
-        label = "fresh NEST seeds" if name == "pool" else name
-        print(
-            f"{label:20s} {len(folders):3d}  {sum(flags):6d} / {len(flags):<3d}      {found['differ']:8d} / "
-            f"{found['groups']:<3d}      {found['median_p']:8.4f}  {found['named']}"
-        )
+        print_flags("fresh NEST seeds" if name == "pool" else name, flags, every, found)
         if name == "pool" and args.other_references:
             print_other_references(args, wide_reference, wide)
+
+
+def print_flags(label: str, flags, every, found: dict | None = None) -> None:
+    """One line of the groups' table: runs flagged one by one (by the rule; as it would on every neuron's rates and
+    CVs) and, for a drawn set, its groups' verdicts."""
+    line = f"{label:32s} {len(flags):3d}  {sum(flags):6d} / {len(flags):<3d}  {sum(every):6d} / {len(every):<3d}"
+    if found is not None:
+        line += f"  {found['differ']:8d} / {found['groups']:<3d}  {found['median_p']:8.4f}  {found['named']}"
+    print(line)
 
 
 def print_other_references(args, reference, pool) -> None:
@@ -340,7 +383,7 @@ def print_other_references(args, reference, pool) -> None:
     counts = validation_groups.other_references(reference, pool, args.other_references, args.groups, args.group_size)
     at_most_one = sum(count <= 1 for count in counts)
     print(
-        f"{'':20s} against {len(counts)} other references of {len(reference)} drawn from all "
+        f"{'':32s} against {len(counts)} other references of {len(reference)} drawn from all "
         f"{len(reference) + len(pool)} NEST runs: groups said to differ per reference median "
         f"{np.median(counts):g} / {args.groups}, mean {np.mean(counts) / args.groups:.1%}, at most 1 in "
         f"{at_most_one} of {len(counts)}, most {max(counts)}"
