@@ -29,7 +29,6 @@ from snnbench.jsonfile import read_json
 from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
-UNITS = {"rate": "spikes/s", "cv_isi": "", "correlation": ""}
 
 
 def ensemble_distances(sample: np.ndarray, members: list[np.ndarray], self_index: int | None, distance) -> dict:
