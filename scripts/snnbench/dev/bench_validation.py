@@ -338,8 +338,8 @@ def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]], ju
     """Per-run flags and the simulator verdict of drawn groups against the reference seeds' runs (judged_by:
     judging()): the fresh pool (false positives) and each bug."""
     tolerance, min_samples, members = judged_by
-    wide_reference = validation_groups.features(reference, min_samples)
     reference_whole = [populations(f) for f in reference]
+    wide_reference = validation_groups.features(members, reference_whole, min_samples)
     print(
         f"\nsimulator verdict (alpha {group_verdict.ALPHA}): groups of {args.group_size} "
         f"against the {len(reference)} ensemble seeds"
@@ -355,12 +355,13 @@ def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]], ju
     print_flags("reference seeds, leave-one-out", by_rule, every)
     for name, folders in grouped.items():
         stats = [validation.load(f / "stats.npz")[0] for f in folders]
+        whole = [populations(f) for f in folders]
         flags = [flagged(point, members, None, tolerance, min_samples) for point in stats]
         every = [
-            flagged(point, members, None, tolerance, min_samples, (populations(f), reference_whole))
-            for point, f in zip(stats, folders, strict=True)
+            flagged(point, members, None, tolerance, min_samples, (mine, reference_whole))
+            for point, mine in zip(stats, whole, strict=True)
         ]
-        wide = validation_groups.features(folders, min_samples)
+        wide = validation_groups.features(stats, whole, min_samples)
         found = validation_groups.summary(
             validation_groups.verdicts(wide, wide_reference, args.groups, args.group_size)
         )

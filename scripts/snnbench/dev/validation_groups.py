@@ -10,9 +10,6 @@ the count is a description of these runs, not a binomial trial of its own).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -22,15 +19,13 @@ from snnbench.network.judging import group_verdict
 SEED = 7  # the draws of groups: the same runs give the same table
 
 
-def features(folders: list[Path], min_samples: int) -> pd.DataFrame:
-    """One row per run folder (its stats.npz and record.json), one column per `<statistic> <population>`: the
-    features the workflow's simulator verdict compares (group_verdict.features)."""
+def features(stats: list[dict], populations: list[dict], min_samples: int) -> pd.DataFrame:
+    """One row per run (its stats.npz contents, validation.load, and its record's populations by name), one column
+    per `<statistic> <population>`: the features the workflow's simulator verdict compares (group_verdict.features)."""
     rows, whole = [], []
-    for index, folder in enumerate(folders):
-        point = validation.load(folder / "stats.npz")[0]
+    for index, (point, by_name) in enumerate(zip(stats, populations, strict=True)):
         rows += [{"path": index, **row} for row in validation.compare(point, None, [], min_samples)]
-        record = json.loads((folder / "record.json").read_text())
-        whole.append({"path": index, **activity.table_columns(record["populations"])})
+        whole.append({"path": index, **activity.table_columns(list(by_name.values()))})
     return group_verdict.features(pd.DataFrame(rows), pd.DataFrame(whole))
 
 
