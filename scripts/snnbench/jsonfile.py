@@ -1,4 +1,5 @@
-"""JSON files of the data path (specs, records, validation results), read with errors that name the file."""
+"""JSON files of the data path (specs, records, validation results), read with errors that name the file; every
+file of a point written atomically (its spikes and statistics too)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,27 @@ def read_json_if_whole(path):
 
 def write_json(obj, path) -> None:
     """Write atomically: a killed writer never leaves half a file."""
+    write_atomically(path, lambda f: f.write((json.dumps(obj, indent=1) + "\n").encode()))
+
+
+def write_npz(path, compressed: bool = True, **arrays) -> None:
+    """numpy's .npz, written atomically."""
+    import numpy as np  # (only where arrays are written)
+
+    write_atomically(path, lambda f: (np.savez_compressed if compressed else np.savez)(f, **arrays))
+
+
+def write_atomically(path, write) -> None:
+    """`write(binary file)` to a temporary beside `path`, renamed over it once whole: neither a killed writer nor
+    a reader while it writes (another head's checks before its jobs) ever finds half a file at `path`."""
     path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
 
 

@@ -81,7 +81,17 @@ def assert_each_point_ran_once(workdir: Path) -> None:
     assert all(rec["status"] == "ok" for rec in done), [rec.get("failure") for rec in done]
     ran = sorted(rec["provenance"]["slurm"]["job_id"] for rec in done)
     assert sorted(job[0] for job in here) == ran and len(set(ran)) == len(SEEDS), listed.stdout
-    assert Counter(sacct_state(job) for job in ran) == {"COMPLETED": len(SEEDS)}
+    states = {job: sacct_state(job) for job in ran}
+    assert Counter(states.values()) == {"COMPLETED": len(SEEDS)}, job_logs(workdir, states)
+
+
+def job_logs(workdir: Path, states: dict[str, str]) -> str:
+    """The executor plugin's log of each job that did not complete (.snakemake/slurm_logs), its end shown."""
+    logs = {log.stem: log for log in (workdir / ".snakemake" / "slurm_logs").glob("**/*.log")}
+    failed = [job for job, state in states.items() if state != "COMPLETED"]
+    return "\n".join(
+        f"job {job} {states[job]}:\n" + (logs[job].read_text()[-3000:] if job in logs else "(no log)") for job in failed
+    )
 
 
 def workflow(shared_dir, name: str) -> Path:  # noqa: F811 (the fixture imported above)

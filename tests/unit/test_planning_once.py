@@ -64,6 +64,23 @@ def test_a_damaged_record_of_the_aimed_point_is_set_aside_and_others_are_not_rea
     assert Path(aimed, "record.json.damaged").exists() and Path(other, "record.json").exists()
 
 
+def test_files_a_head_running_here_is_making_are_not_judged(many_seeds, tmp_path, monkeypatch):
+    """A spikes file or record a job is writing reads as cut short: a second head in the folder (or the command
+    that unlocks one killed hard) must not set it aside under the job that writes it."""
+    monkeypatch.chdir(tmp_path)
+    running = "results/unit/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed7"
+    other = "results/unit/nest/nodes1_ranks1_threads1/N0.02_K0.1/seed8"
+    for point in (running, other):
+        Path(point).mkdir(parents=True)
+        Path(point, "spikes.npz").write_bytes(b"PK\x03\x04 half written")
+    Path(".snakemake/locks").mkdir(parents=True)
+    Path(".snakemake/locks/0.output.lock").write_text(f"{running}/record.json\n{tmp_path}/{running}/spikes.npz\n")
+    command = before_jobs.CommandLine(targets=(f"{running}/record.json", f"{other}/record.json"))
+    lines = list(before_jobs.prepare(many_seeds, dry_run=False, command=command))
+    assert len(lines) == 1 and lines[0].startswith(f"{other}/spikes.npz"), lines
+    assert Path(running, "spikes.npz").exists() and not Path(other, "spikes.npz").exists()
+
+
 def test_the_command_line_is_read_for_executor_and_targets(monkeypatch):
     monkeypatch.setattr("sys.argv", ["/x/bin/snakemake", "--executor", "slurm", "-n", "results/a/b/record.json"])
     assert before_jobs.CommandLine.of_this_process() == before_jobs.CommandLine("slurm", ("results/a/b/record.json",))

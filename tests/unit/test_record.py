@@ -98,3 +98,22 @@ def test_write_is_atomic_and_validated(tmp_path):
     assert not path.exists() and not list(tmp_path.iterdir())
     record.write(failed_record(), path)
     assert path.exists() and [p.name for p in tmp_path.iterdir()] == ["record.json"]
+
+
+def test_spikes_are_written_whole_or_not_at_all(tmp_path):
+    """A point's .npz files go through jsonfile.write_npz: a writer stopped halfway (here by its second array)
+    leaves the earlier file as it was, never half an archive that a head's checks would set aside."""
+    from snnbench.jsonfile import write_npz
+
+    class Unreadable:
+        def __array__(self, *args, **kwargs):
+            raise OSError("stopped halfway")
+
+    path = tmp_path / "spikes.npz"
+    write_npz(path, senders=np.array([1, 2]), times_ms=np.array([0.5, 1.5]))
+    before = path.read_bytes()
+    with pytest.raises(OSError, match="stopped halfway"):
+        write_npz(path, senders=np.arange(1000), times_ms=Unreadable())
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["spikes.npz"]
+    with np.load(path) as spikes:
+        assert spikes["senders"].tolist() == [1, 2]

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.environments import EnvironmentMissing, builds, toolchain
+from snnbench.jsonfile import write_npz
 from snnbench.machine import energy, hardware, interference, module_tools
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import activity, binding, models, race, simulators
@@ -278,7 +279,7 @@ def import_run(spec: dict, run_dir: Path, record_path: Path, spikes_path: Path, 
 
 
 def _finish(rec, start, spikes_path, record_path, log_path, senders, times) -> None:
-    np.savez_compressed(spikes_path, senders=senders, times_ms=times)
+    write_npz(spikes_path, senders=senders, times_ms=times)
     rec["wall_time_s"] = time.perf_counter() - start  # all of this step but writing the record itself
     record.write(rec, Path(record_path))
     with open(log_path, "a") as log:

@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
+from snnbench.jsonfile import write_npz
 from snnbench.machine import affinity, energy, hardware, interference
 from snnbench.machine.process_memory import process_mb
 from snnbench.network import models
@@ -47,7 +46,7 @@ def run(spec: dict, outdir: Path) -> Path:
     outdir.mkdir(parents=True, exist_ok=True)
     # After the timed phases, so that gathering (lstopo, ldd, ...) delays no rank's measurement.
     hardware.write_node(outdir, backend.libraries())
-    np.savez_compressed(outdir / f"rank{out.rank}.npz", senders=out.spike_senders, times_ms=out.spike_times_ms)
+    write_npz(outdir / f"rank{out.rank}.npz", senders=out.spike_senders, times_ms=out.spike_times_ms)
     rank_record = {
         "rank": out.rank,
         "num_ranks": out.num_ranks,

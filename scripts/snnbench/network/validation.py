@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from snnbench.jsonfile import read_json
+from snnbench.jsonfile import read_json, write_npz
 from snnbench.network import models
 
 STATISTICS = ("rate", "cv_isi", "correlation")
@@ -129,8 +129,7 @@ def spike_statistics(
 def save(stats: dict, meta: dict, path) -> None:
     """One .npz: arrays `<population>/<statistic>` and the settings they were made with."""
     arrays = {f"{pop}/{key}": value for pop, samples in stats.items() for key, value in samples.items()}
-    with open(path, "wb") as f:  # np.savez would append .npz to a path without it
-        np.savez_compressed(f, meta=np.array(json.dumps(meta)), **arrays)
+    write_npz(path, meta=np.array(json.dumps(meta)), **arrays)
 
 
 def load(path) -> tuple[dict, dict]:

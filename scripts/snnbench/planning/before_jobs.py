@@ -18,7 +18,7 @@ from pathlib import Path
 
 from snnbench import environments, jsonfile, paths
 from snnbench.environments import builds, sources
-from snnbench.planning import slurm_request
+from snnbench.planning import earlier_head, slurm_request
 from snnbench.records import inputs, record
 
 
@@ -42,8 +42,12 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
         yield from unplaceable_here(campaign, points, dry_run)
     elif command.executor == "slurm":
         refuse_unplaceable_on_slurm(campaign, points)
-    yield from set_aside_damaged(campaign, points, dry_run)
-    yield from set_aside_damaged_inputs(campaign, points, dry_run)
+    # What a head running here (or killed hard, its jobs running on) is writing looks cut short while it is
+    # written: not judged (Snakemake refuses this run where its files overlap that head's).
+    held = earlier_head.held_files(Path.cwd())
+    free = {path: spec for path, spec in points.items() if not any(f.startswith(f"{path}/") for f in held)}
+    yield from set_aside_damaged(campaign, free, dry_run)
+    yield from set_aside_damaged_inputs(campaign, free, dry_run, held)
     yield from set_aside_stale_links(campaign.linked_environments(), dry_run)
     unwritable_points(campaign, points)
     yield from fetch_sources(campaign, dry_run)
@@ -293,7 +297,7 @@ def _set_aside_damaged_output(path: Path, problem, dry_run: bool, then: str = "i
     return [f"{path} {found}; {action}, {then}"]
 
 
-def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -> list[str]:
+def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool, held=frozenset()) -> list[str]:
     """Files the points read that a rule made once for many (a network's description and the data file it
     names), checked cheaply by their family (cut short, of other parameters, a data file missing or of
     another size): a damaged one is set aside and said so (a dry run only names it), so that its rule
@@ -303,7 +307,8 @@ def set_aside_damaged_inputs(campaign, points: dict[str, dict], dry_run: bool) -
     for spec in points.values():
         family = campaign.family_of_point(spec)
         for path, derivation in family.derivations(spec).items():
-            derived.setdefault(path, (family, derivation))
+            if os.path.normpath(path) not in held:  # (being made by a head running here)
+                derived.setdefault(path, (family, derivation))
     problems = {path: family.derived_problem(path, derivation) for path, (family, derivation) in derived.items()}
     return inputs.set_aside_damaged({path: found for path, found in problems.items() if found}, dry_run)
 

@@ -50,6 +50,20 @@ def settle(workdir: Path, dry_run: bool, argv: list[str], wait_s: float = POLL_S
     yield f"The earlier head's jobs ended after {time.monotonic() - started:.0f} s: their points are not run again"
 
 
+def held_files(workdir: Path) -> set[str]:
+    """The files a head running in `workdir`, or one killed hard, is making: the outputs its lock names
+    (Snakemake's .snakemake/locks/<n>.output.lock, a path per line), relative to `workdir`. Its jobs may be
+    writing them, so no other head judges them."""
+    held = set()
+    for lock in (workdir / ".snakemake" / "locks").glob("*.output.lock"):
+        try:
+            lines = lock.read_text().splitlines()
+        except OSError:  # (a lock its head just removed)
+            continue
+        held.update(os.path.relpath(os.path.join(workdir, line.strip()), workdir) for line in lines if line.strip())
+    return held
+
+
 def locked(argv: list[str]) -> str:
     """The line naming a lock in the folder and the command that clears it: this command with --unlock."""
     command = shlex.join([*argv, "--unlock"])

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from snnbench.hashing import file_sha256
+from snnbench.jsonfile import write_npz
 from snnbench.paths import NETWORK_DESCRIPTION
 from snnbench.records import inputs
 
@@ -136,8 +137,7 @@ def write(folder: Path, network: ExportedNetwork) -> dict:
     """Write network.npz into `folder`; returns its name, length and digest for the description."""
     path = folder / NETWORK_FILE
     arrays = {name: getattr(network, name) for name in ExportedNetwork.__dataclass_fields__}
-    with open(path, "wb") as out:  # np.savez on a path would add ".npz" to a temporary name
-        np.savez(out, **arrays)
+    write_npz(path, compressed=False, **arrays)
     return {"file": NETWORK_FILE, "bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 
