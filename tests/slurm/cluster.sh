@@ -119,6 +119,15 @@ EOF
   echo "PartitionName=smt Nodes=${smt_nodes// /,} MaxTime=INFINITE State=UP"
 }
 
+replace_if_changed() {  # replace_if_changed FILE: standard input becomes FILE where it differs, by a rename
+  # Never truncated and rewritten in place: the running nodes read $state/hosts as their /etc/hosts (a bind mount
+  # of that file), and a job resolving localhost (slurmctld's host) while a second test module's `start` rewrote it
+  # found it empty for a moment (1 of 17 187 reads in a job during 10 starts).
+  local file=$1
+  cat >"$file.new"
+  if cmp -s "$file.new" "$file"; then rm -f "$file.new"; else mv "$file.new" "$file"; fi
+}
+
 write_config() {
   if [ -f "$conf" ] && ! grep -qF "$marker" "$conf"; then
     log "$conf exists and is not ours: not touching a real cluster's configuration"
@@ -132,7 +141,7 @@ write_config() {
   done
   chown slurm:slurm "$state" "$state/ctld" "$state/log"
   # The nodes' own names resolve to this machine (loopback), inside their namespaces only.
-  { grep -v -w -e ${all_nodes// / -e } /etc/hosts || true; echo "127.0.0.1 $all_nodes"; } >"$state/hosts"
+  { grep -v -w -e ${all_nodes// / -e } /etc/hosts || true; echo "127.0.0.1 $all_nodes"; } | replace_if_changed "$state/hosts"
   slurm_conf >"$state/slurm.conf.new"
   if [ -f "$conf" ] && ! cmp -s "$state/slurm.conf.new" "$conf"; then
     # An older configuration (e.g. the one-node cluster) may be running: restart with this one.
@@ -147,8 +156,8 @@ write_config() {
   mv "$state/slurm.conf.new" "$conf"
   [ -e "$gpu_device" ] || mknod "$gpu_device" c 195 0
   printf '%s\nAutoDetect=off\nNodeName=%s Name=gpu File=%s Flags=nvidia_gpu_env\n' \
-    "$marker" "$gpu_node" "$gpu_device" >"$gresconf"
-  cat >"$dbdconf" <<EOF
+    "$marker" "$gpu_node" "$gpu_device" | replace_if_changed "$gresconf"
+  replace_if_changed "$dbdconf" <<EOF
 $marker
 AuthType=auth/munge
 DbdHost=localhost
@@ -173,6 +182,14 @@ start_node() {  # start_node NAME: its slurmd in namespaces of its own (hostname
     mount --bind '$state/$node/tmp' /tmp &&
     mount --bind '$state/hosts' /etc/hosts &&
     exec slurmd -N $node"
+}
+
+nodes_in_service() {  # every node up and answering: idle, or busy with the jobs of a test module that started first
+  local states node
+  states=$(sinfo -h -N -o '%N %T' | sort -u)
+  for node in $all_nodes; do
+    grep -qxE "$node (idle|mixed|allocated|completing)" <<<"$states" || return 1
+  done
 }
 
 start() {
@@ -204,7 +221,7 @@ start() {
   wait_for 30 slurmctld scontrol ping
   local node
   for node in $all_nodes; do start_node "$node"; done
-  wait_for 60 "idle nodes $all_nodes" sh -c "[ \"\$(sinfo -h -N -t idle -o %N | sort -u | xargs)\" = '$all_nodes' ]"
+  wait_for 60 "nodes $all_nodes in service" nodes_in_service
   log "up: $(sinfo -h -o '%P %D nodes (%N) %c cpus %t')"
 }
 
