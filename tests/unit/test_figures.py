@@ -378,6 +378,17 @@ def test_validation_distances(data):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["rate", "cv isi", "correlation"]
 
 
+def test_the_reference_point_judged_against_itself_is_named_not_drawn_at_zero(data):
+    """Under the one-run rule (the default experiment) the reference point's distances are 0 by construction."""
+    points = data.points.copy()
+    checked = points.index[points["validation_checked"].astype(bool)]
+    points.loc[checked[0], "validation_reference_point"] = points.loc[checked[0], "path"]
+    _, ax = draw("validation_distances", figures.PanelData(points, series="simulator"))
+    within = next(c for c in ax.collections if c.get_label() == "within tolerance")
+    assert len(within.get_offsets()) + len(crosses(ax)) == 3 * (len(checked) - 1)
+    assert "not drawn: the reference point (judged against itself)" in [t.get_text() for t in ax.texts]
+
+
 def test_panels_without_valid_points_say_so(data):
     failed = data.points.assign(status="failed", valid=False)
     for name in ("real_time_factor", "construction_propagation", "efficiency", "simulator_comparison"):

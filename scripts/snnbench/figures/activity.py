@@ -218,7 +218,25 @@ def validation_distances(ax, data: PanelData) -> None:
     if "validation_excess_rate" not in points or not points["validation_checked"].astype(bool).any():
         no_data(ax, "no validation results")
         return
-    long = points[points["validation_checked"].astype(bool)].melt(
+    checked = points[points["validation_checked"].astype(bool)]
+    # Under the one-run rule the reference point is judged against itself (0 in every statistic): named, not drawn.
+    itself = (
+        checked["validation_reference_point"].eq(checked["path"]) if "validation_reference_point" in checked else False
+    )
+    if np.any(itself):
+        n = int(np.sum(itself))
+        ax.text(
+            0.02,
+            0.98,
+            f"not drawn: {'the reference point' if n == 1 else f'the {n} reference points'} (judged against itself)",
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize="small",
+            color="0.4",
+        )
+        checked = checked[~itself]
+    long = checked.melt(
         id_vars=["vps", "valid"],
         value_vars=[f"validation_excess_{s}" for s in validation.STATISTICS],
         var_name="statistic",
