@@ -503,3 +503,18 @@ def test_panel_names_are_unique_across_families():
     with pytest.raises(ValueError, match="registered twice"):
         figures.panel("another rates panel")(rates)
     assert figures.PANELS["rates"].draw.__module__ == "snnbench.figures.activity"
+
+
+def test_a_points_table_read_back_takes_the_figures_columns_without_a_warning(tables, tmp_path):
+    """plot_figure reads points.csv (164 columns for the default experiment) and panels add columns: pandas read
+    a block per column and warned "highly fragmented" at each (PerformanceWarning in every figure's log)."""
+    import warnings
+
+    from snnbench.tables.frames import read_points, write_table
+
+    write_table(tables[0], tmp_path / "points.csv")
+    points = read_points(tmp_path / "points.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        for k in range(3):
+            points[f"added_{k}"] = 1.0

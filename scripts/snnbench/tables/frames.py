@@ -26,8 +26,9 @@ def write_table(frame: pd.DataFrame, path) -> None:
 
 def read_points(path) -> pd.DataFrame:
     """A points.csv as written by collect. Read whole (not in chunks): sparse columns such as
-    rates_agree_with_nest (empty for most rows) would otherwise get a type per chunk."""
-    return pd.read_csv(path, low_memory=False)
+    rates_agree_with_nest (empty for most rows) would otherwise get a type per chunk. Consolidated (copy): pandas
+    reads a block per column, and past 100 blocks every column a figure adds warned "highly fragmented"."""
+    return pd.read_csv(path, low_memory=False).copy()
 
 
 def shapes(rows: pd.DataFrame) -> pd.Series:
