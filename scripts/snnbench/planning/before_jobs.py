@@ -45,7 +45,8 @@ def prepare(campaign, dry_run: bool, command: CommandLine | None = None) -> Iter
     # What a head running here (or killed hard, its jobs running on) is writing looks cut short while it is
     # written: not judged (Snakemake refuses this run where its files overlap that head's).
     held = earlier_head.held_files(Path.cwd())
-    free = {path: spec for path, spec in points.items() if not any(f.startswith(f"{path}/") for f in held)}
+    held_folders = {os.path.dirname(f) for f in held}  # (a point's outputs lie in its folder)
+    free = {path: spec for path, spec in points.items() if os.path.normpath(path) not in held_folders}
     yield from set_aside_damaged(campaign, free, dry_run)
     yield from set_aside_damaged_inputs(campaign, free, dry_run, held)
     yield from set_aside_stale_links(campaign.linked_environments(), dry_run)
