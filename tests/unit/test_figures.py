@@ -387,6 +387,9 @@ def test_the_reference_point_judged_against_itself_is_named_not_drawn_at_zero(da
     within = next(c for c in ax.collections if c.get_label() == "within tolerance")
     assert len(within.get_offsets()) + len(crosses(ax)) == 3 * (len(checked) - 1)
     assert "not drawn: the reference point (judged against itself)" in [t.get_text() for t in ax.texts]
+    alone = points.loc[[checked[0]]]  # an experiment of one point (as a SLURM test's)
+    _, ax = draw("validation_distances", figures.PanelData(alone, series="simulator"))
+    assert "only the reference point, judged against itself" in [t.get_text() for t in ax.texts]
 
 
 def test_panels_without_valid_points_say_so(data):

@@ -220,21 +220,15 @@ def validation_distances(ax, data: PanelData) -> None:
         return
     checked = points[points["validation_checked"].astype(bool)]
     # Under the one-run rule the reference point is judged against itself (0 in every statistic): named, not drawn.
-    itself = (
-        checked["validation_reference_point"].eq(checked["path"]) if "validation_reference_point" in checked else False
-    )
-    if np.any(itself):
-        n = int(np.sum(itself))
-        ax.text(
-            0.02,
-            0.98,
-            f"not drawn: {'the reference point' if n == 1 else f'the {n} reference points'} (judged against itself)",
-            transform=ax.transAxes,
-            ha="left",
-            va="top",
-            fontsize="small",
-            color="0.4",
-        )
+    itself = checked["path"].eq(checked["validation_reference_point"]) if "validation_reference_point" in checked else 0
+    n = int(np.sum(itself))
+    if n == len(checked):
+        no_data(ax, "only the reference point, judged against itself")
+        return
+    if n:
+        where = {"transform": ax.transAxes, "ha": "left", "va": "top", "fontsize": "small", "color": "0.4"}
+        reference = "the reference point" if n == 1 else f"the {n} reference points"
+        ax.text(0.02, 0.98, f"not drawn: {reference} (judged against itself)", **where)
         checked = checked[~itself]
     long = checked.melt(
         id_vars=["vps", "valid"],
