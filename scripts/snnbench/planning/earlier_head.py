@@ -24,6 +24,8 @@ SQUEUE_TIMEOUT_S = 30
 POLL_S = 10
 # The executor plugin's --comment of a job: the rule and its wildcards.
 JOB_COMMENT_PREFIX = "rule_"
+# Snakemake's locks in a working folder: <n>.input.lock and <n>.output.lock, a path per line.
+LOCKS = Path(".snakemake", "locks")
 
 
 def settle(workdir: Path, dry_run: bool, argv: list[str], wait_s: float = POLL_S) -> Iterator[str]:
@@ -31,7 +33,7 @@ def settle(workdir: Path, dry_run: bool, argv: list[str], wait_s: float = POLL_S
     earlier head's jobs in this folder, waited for until SLURM lists none (in a dry run only named)."""
     if "--unlock" in argv:
         return
-    if any((workdir / ".snakemake" / "locks").glob("*.lock")):
+    if any((workdir / LOCKS).glob("*.lock")):
         yield locked(argv)
         return
     jobs = unfinished_jobs(workdir)
@@ -55,7 +57,7 @@ def held_files(workdir: Path) -> set[str]:
     (Snakemake's .snakemake/locks/<n>.output.lock, a path per line), relative to `workdir`. Its jobs may be
     writing them, so no other head judges them."""
     held = set()
-    for lock in (workdir / ".snakemake" / "locks").glob("*.output.lock"):
+    for lock in (workdir / LOCKS).glob("*.output.lock"):
         try:
             lines = lock.read_text().splitlines()
         except OSError:  # (a lock its head just removed)
@@ -68,7 +70,7 @@ def locked(argv: list[str]) -> str:
     """The line naming a lock in the folder and the command that clears it: this command with --unlock."""
     command = shlex.join([*argv, "--unlock"])
     return (
-        f"This folder is locked ({Path('.snakemake', 'locks')}): by a head running in it, or left by one killed "
+        f"This folder is locked ({LOCKS}): by a head running in it, or left by one killed "
         f"hard (SIGKILL, a lost login node). If no other head runs here, clear it with: {command}"
     )
 
