@@ -292,9 +292,9 @@ bench-toolchain-build: env lmod
 ## bench-validation: validation's measured error rates (docs/figures.md): for PD14 at N = K = 0.1 a reference ensemble
 ## of 20 NEST seeds judged leave-one-out and 10 genn-cpu runs judged against it (false positives), and networks
 ## changed on purpose (all weights x1.02-1.2, delays +1 step, L4E's in-degrees x0.9 / x0.8) judged against it (power);
-## the simulator verdict of groups of 10 drawn from 60 fresh NEST seeds (false positives, also against 30 references
-## drawn anew) and from 20 runs of each of four bugs (background +2.5 %, weights x1.05, inhibitory delays x1.5 and
-## excitatory delays x0.5 as plugin simulators: power), 1 s per run;
+## 100 fresh NEST seeds judged one by one and in groups of 10 by the simulator verdict against 40 NEST seeds (false
+## positives, also against 30 references drawn anew) and groups of 20 runs of each of four bugs (background +2.5 %,
+## weights x1.05, inhibitory delays x1.5 and excitatory delays x0.5 as plugin simulators: power), 1 s per run;
 ## hpc_benchmark's at its preset's size (20 seeds and inhibition x0.95-0.8, N = 1, K = 0.1, 1 s: ~40 min); the multi-area
 ## model's all-area run against 20 seeds of INM-6's own code, and with its weights x1.05-1.2
 ## (config/experiments/mam-validation.yaml, 58 points: ~40 min), judged from its tables. Runs kept in
@@ -303,7 +303,7 @@ bench-validation: env
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --neuron-scale 0.1 --indegree-scale 0.1 \
 	  --out results/bench-validation/pd14 --pool-seeds 0 --bugs none $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --neuron-scale 0.1 --indegree-scale 0.1 --t-sim-ms 1000 \
-	  --changes none --second-seeds 0 --out results/bench-validation/pd14-groups $(ARGS)
+	  --changes none --second-seeds 0 --seeds 40 --out results/bench-validation/pd14-groups $(ARGS)
 	$(VENV)/bin/python -m snnbench.dev.bench_validation --model hpc_benchmark --neuron-scale 1 --indegree-scale 0.1 \
 	  --t-presim-ms 100 --t-sim-ms 1000 --out results/bench-validation/hpc_benchmark-preset $(ARGS)
 	$(SNAKEMAKE) --configfile config/experiments/mam-validation.yaml

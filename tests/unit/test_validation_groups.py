@@ -37,3 +37,17 @@ def test_other_references_count_each_references_groups_said_to_differ():
     assert counts == validation_groups.other_references(reference, pool, 5, 20, 10)  # the same draws each time
     shifted = validation_groups.other_references(reference, runs(60, 2.5, seed=3), 3, 20, 10)
     assert sum(shifted) > sum(counts)  # a pool unlike the reference: its groups differ from references of both
+
+
+def test_runs_flagged_one_by_one_are_counted_per_reference_drawn_anew():
+    values = np.random.default_rng(4).normal(size=120)
+
+    def above_every_member(run, members) -> bool:  # a conformal rule: chance 1 / 21 for a run drawn as 20 members
+        return bool(values[run] > values[members].max())
+
+    for drawn, rest in validation_groups.reference_draws(120, 20, 3):
+        assert len(drawn) == 20 and sorted([*drawn, *rest]) == list(range(120))  # the rest: every run not drawn
+    counts = validation_groups.flagged_per_reference(120, 20, 30, above_every_member)
+    assert len(counts) == 30 and all(0 <= c <= 100 for c in counts)
+    assert 0.02 < np.mean(counts) / 100 < 0.08  # about 1 / 21 over references, though one alone may say 0 or 20
+    assert counts == validation_groups.flagged_per_reference(120, 20, 30, above_every_member)

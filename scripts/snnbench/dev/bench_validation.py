@@ -128,6 +128,11 @@ def flagged(point: dict, members: list[dict], self_index, tolerance: dict, min_s
     return not validity.judge_point({"checked": True, "rows": rows}, tolerance)["validation_passed"]
 
 
+def flagger(runs: list[dict], tolerance: dict, min_samples: int):
+    """flags(run, members): whether the per-point rule flags runs[run] against the runs[m] of members."""
+    return lambda run, members: flagged(runs[run], [runs[m] for m in members], None, tolerance, min_samples)
+
+
 def populations(folder: Path) -> dict[str, dict]:
     """A run's record populations by name: every neuron's spike statistics."""
     return {row["population"]: row for row in read_json(folder / "record.json")["populations"]}
@@ -252,7 +257,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     known = f"{', '.join(CHANGES)} (pd14) or {', '.join(HPC_CHANGES)} (hpc_benchmark)"
     parser.add_argument("--changes", help=f"which of: {known}; default: all of the model's; none: none")
     parser.add_argument("--second-seeds", type=int, default=10, help=f"runs of {SECOND['simulator']} (0: none)")
-    parser.add_argument("--pool-seeds", type=int, default=60, help="fresh NEST seeds for the groups (pd14; 0: none)")
+    parser.add_argument("--pool-seeds", type=int, default=100, help="fresh NEST seeds for the groups (pd14; 0: none)")
     parser.add_argument("--bug-seeds", type=int, default=20, help="runs of each bug for the groups (pd14)")
     parser.add_argument("--bugs", help=f"which of: {', '.join(BUGS)}; default: all; none: none")
     parser.add_argument("--groups", type=int, default=20, help="groups drawn from the pool and from each bug's runs")
@@ -367,7 +372,8 @@ def print_groups(args, reference: list[Path], grouped: dict[str, list[Path]], ju
         )
         print_flags("fresh NEST seeds" if name == "pool" else name, flags, every, found)
         if name == "pool" and args.other_references:
-            print_other_references(args, wide_reference, wide)
+            flags = flagger(members + stats, tolerance, min_samples)  # in the order other_references draws from
+            validation_groups.print_other_references(wide_reference, wide, flags, args)
 
 
 def print_flags(label: str, flags, every, found: dict | None = None) -> None:
@@ -377,18 +383,6 @@ def print_flags(label: str, flags, every, found: dict | None = None) -> None:
     if found is not None:
         line += f"  {found['differ']:8d} / {found['groups']:<3d}  {found['median_p']:8.4f}  {found['named']}"
     print(line)
-
-
-def print_other_references(args, reference, pool) -> None:
-    """The pool's false positives against references drawn anew (validation_groups.other_references)."""
-    counts = validation_groups.other_references(reference, pool, args.other_references, args.groups, args.group_size)
-    at_most_one = sum(count <= 1 for count in counts)
-    print(
-        f"{'':32s} against {len(counts)} other references of {len(reference)} drawn from all "
-        f"{len(reference) + len(pool)} NEST runs: groups said to differ per reference median "
-        f"{np.median(counts):g} / {args.groups}, mean {np.mean(counts) / args.groups:.1%}, at most 1 in "
-        f"{at_most_one} of {len(counts)}, most {max(counts)}"
-    )
 
 
 if __name__ == "__main__":

@@ -3,9 +3,13 @@ drawn from a pool of runs, against the reference ensemble's runs. Its false posi
 correct seeds, its power from groups of runs of a deliberate bug.
 
 Groups are drawn without replacement within a group, independently between groups (a run may be in several):
-with a pool of 60 and groups of 10, each group is an honest sample of the pool, and the share of groups said to
+with a pool of 100 and groups of 10, each group is an honest sample of the pool, and the share of groups said to
 differ estimates the verdict's error rate at that group size (the groups are not independent of one another, so
 the count is a description of these runs, not a binomial trial of its own).
+
+Both rules hold their level over references, not for each one: every group and every run is judged against the
+same reference, and how that reference fell moves all their verdicts together. Their false positives are therefore
+also counted against references drawn anew out of all correct runs (other_references, flagged_per_reference).
 """
 
 from __future__ import annotations
@@ -46,13 +50,24 @@ def other_references(reference: pd.DataFrame, pool: pd.DataFrame, references: in
     One reference's count depends much on how that reference happened to fall (every group is judged against
     it); over many the mean share is the verdict's false-positive rate."""
     runs = pd.concat([reference, pool], ignore_index=True)
+    return [
+        summary(verdicts(runs.iloc[rest], runs.iloc[drawn], groups, size))["differ"]
+        for drawn, rest in reference_draws(len(runs), len(reference), references)
+    ]
+
+
+def reference_draws(runs: int, size: int, references: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`references` splits of `runs` runs (the same each time): `size` of them drawn anew as the reference, the
+    rest to be judged against it."""
     rng = np.random.default_rng(SEED)
-    counts = []
-    for _ in range(references):
-        order = rng.permutation(len(runs))
-        drawn, rest = runs.iloc[order[: len(reference)]], runs.iloc[order[len(reference) :]]
-        counts.append(summary(verdicts(rest, drawn, groups, size))["differ"])
-    return counts
+    return [(order[:size], order[size:]) for order in (rng.permutation(runs) for _ in range(references))]
+
+
+def flagged_per_reference(runs: int, size: int, references: int, flags) -> list[int]:
+    """Runs flagged one by one per reference drawn anew (reference_draws): `flags(run, members)` says whether the
+    per-point rule flags run `run` against the runs `members`. A conformal rule flags a run drawn as the reference
+    with chance at most 1 / (size + 1) on average over references, not for each one: see docs/figures.md."""
+    return [sum(flags(run, drawn) for run in rest) for drawn, rest in reference_draws(runs, size, references)]
 
 
 def summary(found: list[dict]) -> dict:
@@ -65,3 +80,23 @@ def summary(found: list[dict]) -> dict:
         "median_p": float(np.median([f["p"] for f in found])) if found else float("nan"),
         "named": ", ".join(f"{name} ({count})" for name, count in named.head(4).items()),
     }
+
+
+def print_other_references(reference: pd.DataFrame, pool: pd.DataFrame, flags, args) -> None:
+    """The pool's false positives against `args.other_references` references drawn anew out of the reference's and
+    the pool's runs (features: rows of `reference`, then of `pool`), as groups of `args.group_size`
+    (other_references) and one by one (flagged_per_reference; `flags(run, members)` by those rows' positions)."""
+    counts = other_references(reference, pool, args.other_references, args.groups, args.group_size)
+    print(
+        f"{'':32s} against {len(counts)} other references of {len(reference)} drawn from all "
+        f"{len(reference) + len(pool)} NEST runs: groups said to differ per reference median "
+        f"{np.median(counts):g} / {args.groups}, mean {np.mean(counts) / args.groups:.1%}, at most 1 in "
+        f"{sum(count <= 1 for count in counts)} of {len(counts)}, most {max(counts)}"
+    )
+    size = len(reference)
+    counts = flagged_per_reference(size + len(pool), size, args.other_references, flags)
+    print(
+        f"{'':32s} one by one against the same {len(counts)} references: flagged per reference median "
+        f"{np.median(counts):g} / {len(pool)}, mean {np.mean(counts) / len(pool):.1%} (bound 1 / {size + 1} = "
+        f"{1 / (size + 1):.1%}), least {min(counts)}, most {max(counts)}"
+    )
