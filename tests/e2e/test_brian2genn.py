@@ -21,6 +21,7 @@ from conftest import copy_workflow, snakemake
 from snnbench import environments
 from snnbench.network import models
 from snnbench.network.judging import rate_agreement, same_network, spike_match
+from snnbench.tables.frames import read_points
 
 # Every population fires with DC input at N = 0.005 and full in-degrees (385 neurons, 1 494 402 synapses).
 SIZE = {"neuron_scale": 0.005, "indegree_scale": 1.0}
@@ -58,7 +59,7 @@ def genn_beside_nest(tmp_path_factory):
 @pytest.mark.slow
 def test_brian2genn_cpu_emits_binned_cpp_standalones_spikes_on_nests_network(genn_beside_nest, monkeypatch):
     monkeypatch.chdir(genn_beside_nest)  # points.csv names each point's folder relative to the workflow
-    points = pd.read_csv(genn_beside_nest / "results/genn/points.csv").set_index("simulator")
+    points = read_points(genn_beside_nest / "results/genn/points.csv").set_index("simulator")
     assert (points["status"] == "ok").all() and len(points) == 3, points.get("failure")
     genn, cpp = points.loc["brian2-genn-cpu"], points.loc["brian2-cpp"]
     assert genn["num_synapses"] == points.loc["nest", "num_synapses"] == 1494402
