@@ -12,7 +12,6 @@ import sys
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 import pytest
 import yaml
 from conftest import (
@@ -29,6 +28,7 @@ from conftest import (
 from snnbench import environments, figures, planning
 from snnbench.network import simulators
 from snnbench.network.models import pd14
+from snnbench.tables.frames import read_points
 
 ENV = {"OMP_NUM_THREADS": "1"}
 
@@ -164,7 +164,7 @@ def test_pynn_points_on_one_and_two_threads(mixed):
 
 @pytest.mark.slow
 def test_mixed_experiment_tables_and_figures_show_both_simulators(mixed):
-    points = pd.read_csv(mixed / "results/mixed/points.csv")
+    points = read_points(mixed / "results/mixed/points.csv")
     assert sorted(points["simulator"]) == ["nest", "nest", "pynn-nest", "pynn-nest"]
     assert points["valid"].all()
     # Same model size on both front ends: the same synapse count in every point.
