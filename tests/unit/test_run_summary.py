@@ -45,6 +45,15 @@ def test_disturbed_is_counted_only_where_the_table_has_the_column(tmp_path):
     assert "1 point: 1 ok (0 invalid), 0 failed, 0 disturbed" in summary.experiment_line("calm", str(tmp_path))
 
 
+def test_a_run_with_disturbed_points_says_what_disturbed_means_and_one_without_does_not(tmp_path):
+    columns = ("status", "valid", "disturbed")
+    write_table(tmp_path / "busy", [{"status": "ok", "valid": "true", "disturbed": "true"}], columns)
+    write_table(tmp_path / "calm", [{"status": "ok", "valid": "true", "disturbed": "false"}], columns)
+    assert summary.lines(["calm", "busy"], str(tmp_path))[-1] == summary.DISTURBED
+    assert "--profile profiles/local" in summary.DISTURBED
+    assert summary.DISTURBED not in summary.lines(["calm", "missing"], str(tmp_path))
+
+
 def test_an_experiment_without_a_table_or_with_an_unreadable_one_is_named_not_fatal(tmp_path):
     assert "no table yet" in summary.experiment_line("missing", str(tmp_path))
     (tmp_path / "binary").mkdir()

@@ -12,6 +12,7 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+from snnbench.machine import interference
 from snnbench.paths import RESULTS
 
 # More experiments than this are summed up in one line (a campaign of many stays a few lines).
@@ -46,21 +47,26 @@ def _false(value: str | None) -> bool:
 
 def experiment_line(experiment: str, results: str = RESULTS) -> str:
     """One experiment in one line: its points by status, then its table and figures."""
+    return _experiment(experiment, results)[0]
+
+
+def _experiment(experiment: str, results: str) -> tuple[str, Counter]:
+    """experiment_line's line and the counts it was made from (empty where the table is missing or unreadable)."""
     folder = Path(results, experiment)
     table = folder / "points.csv"
     if not table.is_file():
-        return f"  {experiment}: no table yet ({table} is made once its points have run)"
+        return f"  {experiment}: no table yet ({table} is made once its points have run)", Counter()
     try:
         found = counts(table)
     except (OSError, UnicodeDecodeError, csv.Error) as error:  # the summary never ends a run badly
-        return f"  {experiment}: {table} cannot be read ({error})"
+        return f"  {experiment}: {table} cannot be read ({error})", Counter()
     noun = "point" if found["points"] == 1 else "points"
     parts = [f"{found['ok']} ok ({found['invalid']} invalid)", f"{found['failed']} failed"]
     parts += [f"{found[status]} {status}" for status in sorted(found) if status not in _NOT_STATUS]
     if "disturbed" in found:
         parts.append(f"{found['disturbed']} disturbed")
     made = ["points.csv"] + (["figures/"] if (folder / "figures").is_dir() else [])
-    return f"  {experiment}: {found['points']} {noun}: {', '.join(parts)} -> {folder}/ ({', '.join(made)})"
+    return f"  {experiment}: {found['points']} {noun}: {', '.join(parts)} -> {folder}/ ({', '.join(made)})", found
 
 
 # Keys of counts() that are not a status of their own (ok and failed are always named).
@@ -73,8 +79,19 @@ def lines(experiments: list[str], results: str = RESULTS, shown: int = SHOWN) ->
     if not experiments:
         return []
     out = ["snnbench: the experiments' points (invalid: ok but not valid; see each points.csv for why)"]
-    out += [experiment_line(name, results) for name in experiments[:shown]]
+    made = [_experiment(name, results) for name in experiments[:shown]]
+    out += [line for line, _ in made]
     rest = experiments[shown:]
     if rest:
         out.append(f"  and {len(rest)} more experiments: {results}/<experiment>/points.csv")
+    if any(found["disturbed"] for _, found in made):
+        out.append(DISTURBED)
     return out
+
+
+# Why points are disturbed where nothing else ran: Snakemake started points side by side (run without the
+# profile, whose point_slots lets one run at a time).
+DISTURBED = (
+    f"  disturbed: others took over {interference.DISTURBED_ABOVE:.0%} of a point's CPUs while it ran (ringed in "
+    "the figures); points side by side on one machine disturb each other: --profile profiles/local runs one at a time"
+)
