@@ -46,9 +46,10 @@ def scripts_on_path(environ: dict[str, str]) -> dict[str, str]:
 
 
 # What a copy of a checkout leaves out at its top (environments, run data, Snakemake's state, git) and
-# anywhere (caches). At the top only: scripts/snnbench/results is a package, not run data.
+# anywhere (caches, Hypothesis's examples: the tests write them while copies run). At the top only:
+# scripts/snnbench/results is a package, not run data.
 NOT_COPIED_AT_TOP = (".venv*", ".snakemake", RESULTS, "logs", "benchmarks", "networks", ".git")
-NOT_COPIED = ("__pycache__", ".*_cache")
+NOT_COPIED = ("__pycache__", ".*_cache", ".hypothesis")
 
 
 def copy_ignore(top: Path):

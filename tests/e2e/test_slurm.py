@@ -72,17 +72,45 @@ POINT_ENVIRONMENTS = ("nest-mpi", "brian2genn", "multi-area-model")
 def shared_checkout(source: Path, name: str) -> Path:
     """A checkout the nodes see, made from `source` (a checkout under a node-local folder): its
     files copied beside SHARED, `make env` there and the per-machine environments linked. Kept
-    between runs (refreshed, not rebuilt), as a user's clone on the cluster's shared file system."""
+    between runs (refreshed, not rebuilt), as a user's clone on the cluster's shared file system.
+    Each pytest worker asks for it once: a refresh takes a lock, and one of the code it holds is
+    skipped, since the other worker's SLURM jobs run from it (a refresh under them removed
+    scripts/ and a job's `import snnbench` failed: the fresh clone's run of 2026-11-29)."""
     dest = SHARED.parent / "checkouts" / name
-    kept = paths.copy_ignore(dest)(str(dest), [entry.name for entry in dest.glob("*")] if dest.exists() else [])
-    for stale in dest.glob("*"):  # the code refreshed; the environments and a run's files kept
-        if stale.name not in kept:
-            shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
-    shutil.copytree(source, dest, ignore=paths.copy_ignore(source), dirs_exist_ok=True)
-    for command in (["make", "env"], [".venv/bin/python", "-m", "snnbench.environments.maker", *POINT_ENVIRONMENTS]):
-        made = subprocess.run(command, cwd=dest, capture_output=True, text=True, timeout=1800)
-        assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    made_from = dest.parent / f"{name}.made-from"
+    with open(dest.parent / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        digest = tree_digest(source)
+        if made_from.is_file() and made_from.read_text() == digest and (dest / ".venv/bin/snakemake").exists():
+            return dest
+        made_from.unlink(missing_ok=True)
+        kept = paths.copy_ignore(dest)(str(dest), [entry.name for entry in dest.glob("*")] if dest.exists() else [])
+        for stale in dest.glob("*"):  # the code refreshed; the environments and a run's files kept
+            if stale.name not in kept:
+                shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
+        shutil.copytree(source, dest, ignore=paths.copy_ignore(source), dirs_exist_ok=True)
+        for command in (
+            ["make", "env"],
+            [".venv/bin/python", "-m", "snnbench.environments.maker", *POINT_ENVIRONMENTS],
+        ):
+            made = subprocess.run(command, cwd=dest, capture_output=True, text=True, timeout=1800)
+            assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"
+        made_from.write_text(digest)
     return dest
+
+
+def tree_digest(source: Path) -> str:
+    """What a refresh of a shared checkout would copy from `source` (paths, sizes, modification times)."""
+    ignore, digest = paths.copy_ignore(source), hashlib.sha256()
+    for folder, folders, files in os.walk(source):
+        skipped = ignore(folder, folders + files)
+        folders[:] = sorted(name for name in folders if name not in skipped)
+        for name in sorted(name for name in files if name not in skipped):
+            path = Path(folder, name)
+            stat = path.lstat()
+            digest.update(f"{path.relative_to(source)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 @functools.cache
