@@ -22,6 +22,7 @@ from test_slurm import (  # noqa: F401 (the fixtures cluster and shared_dir)
     sacct_state,
     shared_dir,
     slurm_snakemake,
+    snakemake_bin,
 )
 
 pytestmark = pytest.mark.slow
@@ -64,12 +65,23 @@ def offline_run(cluster, shared_dir):  # noqa: F811 (the fixtures imported above
         SNNBENCH_ENVIRONMENTS=str(plugins / "offline-envs"),
         SNNBENCH_ENV_CACHE=str(cache),
     )
-    linked = environments.linked(NAME)
+    # Its link in the checkout Snakemake runs from (a clone in /tmp: the shared one) stands on the cache folder,
+    # which goes: removed after the run, and before it where an earlier run left it.
+    linked = environments.linked(NAME, snakemake_bin().parents[2])
+    remove(linked)
     try:
         proc = slurm_snakemake(workdir, "config/offline.yaml", "--precommand", OFFLINE, env=env)
         yield workdir, cache, proc
     finally:
-        shutil.rmtree(linked, ignore_errors=True)  # it stands on the cache folder, which goes
+        remove(linked)
+
+
+def remove(path) -> None:
+    """A link or a folder, where there is one."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def test_points_run_on_nodes_without_pypi(offline_run):
