@@ -73,9 +73,9 @@ def shared_checkout(source: Path, name: str) -> Path:
     """A checkout the nodes see, made from `source` (a checkout under a node-local folder): its
     files copied beside SHARED, `make env` there and the per-machine environments linked. Kept
     between runs (refreshed, not rebuilt), as a user's clone on the cluster's shared file system.
-    Each pytest worker asks for it once: a refresh takes a lock, and one of the code it holds is
-    skipped, since the other worker's SLURM jobs run from it (a refresh under them removed
-    scripts/ and a job's `import snnbench` failed: the fresh clone's run of 2026-11-29)."""
+    Each pytest worker asks for it once: a refresh takes a lock and is skipped where the checkout
+    was made from the same tree, since the other worker's SLURM jobs run from it (a refresh under
+    them removed scripts/ and a job's `import snnbench` failed: the fresh clone's run of 2026-11-29)."""
     dest = SHARED.parent / "checkouts" / name
     dest.parent.mkdir(parents=True, exist_ok=True)
     made_from = dest.parent / f"{name}.made-from"
@@ -88,7 +88,7 @@ def shared_checkout(source: Path, name: str) -> Path:
         kept = paths.copy_ignore(dest)(str(dest), [entry.name for entry in dest.glob("*")] if dest.exists() else [])
         for stale in dest.glob("*"):  # the code refreshed; the environments and a run's files kept
             if stale.name not in kept:
-                shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
+                remove(stale)
         shutil.copytree(source, dest, ignore=paths.copy_ignore(source), dirs_exist_ok=True)
         for command in (
             ["make", "env"],
@@ -98,6 +98,14 @@ def shared_checkout(source: Path, name: str) -> Path:
             assert made.returncode == 0, f"{' '.join(command)} in {dest}:\n{made.stdout[-2000:]}\n{made.stderr[-3000:]}"
         made_from.write_text(digest)
     return dest
+
+
+def remove(path: Path) -> None:
+    """A link, a file or a folder, where there is one."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def tree_digest(source: Path) -> str:

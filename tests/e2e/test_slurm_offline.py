@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import platform
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -18,6 +17,7 @@ from conftest import TINY, copy_workflow, plugin_environment
 from snnbench import environments
 from test_slurm import (  # noqa: F401 (the fixtures cluster and shared_dir)
     cluster,
+    remove,
     sacct,
     sacct_state,
     shared_dir,
@@ -74,14 +74,6 @@ def offline_run(cluster, shared_dir):  # noqa: F811 (the fixtures imported above
         yield workdir, cache, proc
     finally:
         remove(linked)
-
-
-def remove(path) -> None:
-    """A link or a folder, where there is one."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
 
 
 def test_points_run_on_nodes_without_pypi(offline_run):
